@@ -1,0 +1,39 @@
+# Two commands do all setup on a fresh machine: `make demo` and `make test`.
+# Both create .venv and install the project from its own files; both are idempotent.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint typecheck pytest bench schemas clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m tht.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy kernel modules
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider --hypothesis-profile=ci
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+schemas: $(STAMP)
+	$(BIN)/tht schemas export
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .hypothesis

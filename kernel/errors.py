@@ -1,0 +1,97 @@
+"""One exception hierarchy; each class maps to a documented exit code (ARCHITECTURE §5).
+
+The CLI catches :class:`ThtError` at the top, prints one line to stderr (and an error object
+on stdout under ``--json``) and exits with :attr:`ThtError.exit_code`. Anything else that
+escapes is a bug and exits 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+__all__ = [
+    "EXIT_CODES",
+    "ConflictError",
+    "InternalError",
+    "NotFoundError",
+    "PolicyError",
+    "ThtError",
+    "UnavailableError",
+    "UsageError",
+]
+
+
+class ThtError(Exception):
+    """Base of every error a user can provoke; never shown with a traceback."""
+
+    exit_code: ClassVar[int] = 1
+    code: ClassVar[str] = "internal"
+
+    def __init__(self, message: str, *, details: Mapping[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, object] = dict(details or {})
+
+    def to_json(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "code": self.code,
+            "exit_code": self.exit_code,
+            "message": self.message,
+        }
+        if self.details:
+            body["details"] = self.details
+        return {"error": body}
+
+
+class InternalError(ThtError):
+    """An invariant the code itself should have kept was broken (exit 1)."""
+
+    exit_code = 1
+    code = "internal"
+
+
+class UsageError(ThtError):
+    """Bad arguments or a malformed input file (exit 2)."""
+
+    exit_code = 2
+    code = "usage"
+
+
+class NotFoundError(ThtError):
+    """A session, stage, seq, artifact or evidence id does not exist (exit 3)."""
+
+    exit_code = 3
+    code = "not_found"
+
+
+class ConflictError(ThtError):
+    """A concurrent append won the race; re-read fresh state and retry (exit 4)."""
+
+    exit_code = 4
+    code = "conflict"
+
+
+class PolicyError(ThtError):
+    """The transition or write is not allowed now (exit 5)."""
+
+    exit_code = 5
+    code = "refused"
+
+
+class UnavailableError(ThtError):
+    """A dependency (vector store, database, provider) is unreachable; nothing changed (exit 6)."""
+
+    exit_code = 6
+    code = "unavailable"
+
+
+EXIT_CODES: Mapping[int, str] = {
+    0: "done",
+    1: "unexpected internal error (a bug)",
+    2: "usage error: bad arguments, malformed input file",
+    3: "not found: session, stage, seq, evidence id",
+    4: "conflict: concurrent append lost the race; retry reads fresh state",
+    5: "refused by policy: the transition or write is not allowed now",
+    6: "unavailable dependency: nothing was changed",
+}

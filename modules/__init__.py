@@ -1,0 +1,1 @@
+"""Layer 2: the domain modules. Each imports ``kernel`` only, never another module."""

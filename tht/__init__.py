@@ -1,0 +1,3 @@
+"""tht — the application layer: CLI, composition root, agent-host hooks, analytics."""
+
+__version__ = "0.1.0"

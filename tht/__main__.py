@@ -1,0 +1,3 @@
+from tht.cli import main
+
+main()
