@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["user_config_file", "user_data_dir"]
+__all__ = ["hook_log_file", "user_config_file", "user_data_dir"]
 
 
 def user_data_dir() -> Path:
@@ -32,3 +32,14 @@ def user_config_file() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME")
     root = Path(base).expanduser() if base else Path.home() / ".config"
     return root / "tht" / "config.yaml"
+
+
+def hook_log_file() -> Path:
+    """The JSONL log the routing hook appends one ``RoutingEvaluator`` event per prompt to.
+
+    ``$THT_HOOK_LOG`` overrides it. ``tht analytics scan`` imports it by default.
+    """
+    explicit = os.environ.get("THT_HOOK_LOG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return user_data_dir() / "logs" / "route-hook.jsonl"
