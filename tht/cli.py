@@ -48,6 +48,9 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
+    from tht.commands import evidence
+
+    app.add_typer(evidence.app, name="evidence")
 
 
 _register()
