@@ -48,7 +48,7 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
-    from tht.commands import evidence, ledger, session, workflow, workspace
+    from tht.commands import evidence, ledger, search, session, workflow, workspace
 
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(session.app, name="session")
@@ -61,6 +61,7 @@ def _register() -> None:
     app.add_typer(ledger.schemas_app, name="schemas")
     app.add_typer(ledger.outbox_app, name="outbox")
     app.add_typer(evidence.app, name="evidence")
+    app.add_typer(search.app, name="search")
 
 
 _register()

@@ -1,8 +1,9 @@
-"""Composition root of the Evidence module: settings, paths and capabilities for the commands.
+"""Composition root of the Evidence module: its capability object, built for one command.
 
 The only place that builds what the Evidence module is given (ARCHITECTURE §3.4, spec 003 §11):
-its paths, its settings from ``workspace.yaml``, and — as they land — the vector store, the
-embedder, the clock and the model transport, each behind the module's own capability object.
+paths and settings from ``workspace.yaml``, the clock, and — lazily, opened on first use and
+closed when the command ends — the workspace's vector store, embedder and BM25 encoder
+(``kernel.vectors.factory``) and the optional model restructuring (``kernel.llm``).
 """
 
 from __future__ import annotations
@@ -10,25 +11,86 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 __all__ = ["EvidenceRuntime", "open_evidence", "progress_reporter"]
 
 
-@dataclass(frozen=True)
+@dataclass
 class EvidenceRuntime:
+    workspace: Any  # kernel.workspace.Workspace
     paths: Any  # modules.evidence.EvidencePaths
     settings: Any  # the `evidence:` section of workspace.yaml
     workspace_settings: Any
+    _opened: dict[str, Any] = field(default_factory=dict)
+
+    def _once(self, name: str, build: Callable[[], Any]) -> Any:
+        if name not in self._opened:
+            self._opened[name] = build()
+        return self._opened[name]
+
+    def vector_store(self) -> Any:
+        from kernel.vectors.factory import open_vector_store
+
+        return self._once(
+            "store", lambda: open_vector_store(self.workspace, self.workspace_settings)
+        )
+
+    def embedder(self) -> Any:
+        from kernel.vectors.factory import open_embedder
+
+        return self._once(
+            "embedder", lambda: open_embedder(self.workspace, self.workspace_settings)
+        )
+
+    def bm25(self) -> Any:
+        from kernel.vectors.factory import bm25_encoder
+
+        return self._once("bm25", lambda: bm25_encoder(self.workspace_settings))
 
     def restructurer(self) -> Any:
-        """The optional model restructuring; None until a model is configured."""
-        return None
+        """The optional model restructuring (``evidence.restructure_profile``), else None."""
+        profile = getattr(self.settings, "restructure_profile", None)
+        if not profile:
+            return None
+        from tht.evidence_model import model_restructurer
+
+        return model_restructurer(self.workspace, profile)
+
+    def capabilities(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
+        from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
+
+        return EvidenceCapabilities(
+            paths=self.paths,
+            settings=EvidenceSettings(
+                max_chunk_chars=self.settings.max_chunk_chars, rrf_k=self.settings.rrf_k
+            ),
+            clock=lambda: datetime.now(UTC),
+            vector_store=self.vector_store,
+            embedder=self.embedder,
+            bm25=self.bm25,
+            restructurer=self.restructurer,
+            progress=progress,
+        )
 
     def active_generation(self) -> dict[str, object] | None:
-        return None
+        from modules.evidence.generations import GenerationStateError, load_generation_state
+
+        try:
+            state = load_generation_state(self.paths.state_dir)
+        except GenerationStateError as err:
+            return {"id": None, "error": str(err)}
+        return state.active.to_json() if state.active is not None else None
+
+    def close(self) -> None:
+        for name in ("store", "embedder"):
+            closer = getattr(self._opened.pop(name, None), "close", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    closer()
 
 
 def open_evidence(root: Path) -> EvidenceRuntime:
@@ -38,29 +100,39 @@ def open_evidence(root: Path) -> EvidenceRuntime:
     ws = open_workspace(root)
     settings = ws.settings()
     return EvidenceRuntime(
-        paths=EvidencePaths.of(ws), settings=settings.evidence, workspace_settings=settings
+        workspace=ws,
+        paths=EvidencePaths.of(ws),
+        settings=settings.evidence,
+        workspace_settings=settings,
     )
 
 
 @contextlib.contextmanager
-def progress_reporter(*, enabled: bool, label: str) -> Iterator[Callable[[str], None] | None]:
-    """A rich progress line on stderr for long runs (never under --json or off a terminal)."""
+def progress_reporter(*, enabled: bool, label: str) -> Iterator[Callable[..., None] | None]:
+    """A rich progress bar on stderr for long runs (never under --json or off a terminal).
+
+    The callback takes ``(item)`` or ``(stage, done, total)``.
+    """
     if not enabled or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        SpinnerColumn(),
         TextColumn(f"{label} {{task.description}}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
     ) as progress:
         task = progress.add_task("", total=None)
 
-        def report(item: str) -> None:
-            progress.update(task, description=item, advance=1)
+        def report(item: str, done: int | None = None, total: int | None = None) -> None:
+            if done is None:
+                progress.update(task, description=item, advance=1)
+            else:
+                progress.update(task, description=item, completed=done, total=total)
 
         yield report

@@ -23,6 +23,7 @@ from modules.evidence.units import EvidenceUnit, render_unit
 
 if TYPE_CHECKING:
     from kernel.vectors import Embedder, VectorPoint, VectorStore
+
     from modules.evidence.capabilities import SparseEncoder
 
 __all__ = ["INDEX_LAYOUT", "IndexedFragment", "fingerprint", "fragments_of", "write_generation"]

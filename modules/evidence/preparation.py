@@ -213,9 +213,14 @@ def plan_preparation(
         own = [uid for uid, u in sorted(units.items()) if u.front.source == path]
         existing = [collapse_ws(e) for uid in own for e in units[uid].front.excerpts]
         created: list[str] = []
+        created_keys: set[tuple[str, ...]] = set()
         for passage in passages:
             keys = [collapse_ws(e) for e in passage.excerpts]
-            if _covered(keys, existing) or any(passage_key(k) in declined for k in keys):
+            if (
+                tuple(keys) in created_keys  # the same passage twice in one source
+                or _covered(keys, existing)
+                or any(passage_key(k) in declined for k in keys)
+            ):
                 continue
             slug = assign_slug(passage.recognition.title, taken)
             taken.add(slug)
@@ -224,7 +229,7 @@ def plan_preparation(
             paths[unit.id] = f"{units_dir_rel}/{unit.file_name}"
             changed.add(unit.id)
             created.append(unit.id)
-            existing.extend(keys)
+            created_keys.add(tuple(keys))
         candidates: list[str] = []
         collapsed = source.collapsed
         for uid in own:

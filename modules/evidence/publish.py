@@ -30,7 +30,14 @@ from modules.evidence.generations import (
 )
 from modules.evidence.index import fingerprint, fragments_of, write_generation
 from modules.evidence.manifest import render_manifest
-from modules.evidence.retrieval import Mode, QueryVectors, RankedUnit, embed_query, evidence_filter, rank_units
+from modules.evidence.retrieval import (
+    Mode,
+    QueryVectors,
+    RankedUnit,
+    embed_query,
+    evidence_filter,
+    rank_units,
+)
 from modules.evidence.staging import apply_atomically
 
 __all__ = ["PublishReport", "publish"]
@@ -142,8 +149,9 @@ def publish(caps: EvidenceCapabilities) -> PublishReport:
 
 
 def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
-    from kernel.errors import UnavailableError
     from kernel.vectors import VectorFilter
+
+    from kernel.errors import UnavailableError
 
     try:
         found = caps.vector_store().count(

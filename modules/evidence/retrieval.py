@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
     from kernel.vectors.embedder import Embedder
+
     from modules.evidence.capabilities import SparseEncoder
 
 __all__ = [
@@ -129,7 +130,9 @@ def rank_units(
     elif mode == "dense":
         hits = store.query_dense(dense=vectors.dense, where=where, limit=fetch)
     else:
-        hits = store.query_sparse(sparse=vectors.sparse, where=where, limit=fetch, idf_corpus=corpus)
+        hits = store.query_sparse(
+            sparse=vectors.sparse, where=where, limit=fetch, idf_corpus=corpus
+        )
     return group_units(hits, limit)
 
 

@@ -68,7 +68,9 @@ def check_active_generation(caps: EvidenceCapabilities) -> GenerationRecord:
     except GenerationStateError as err:
         raise _Unavailable("corrupt", f"evidence index state is unreadable: {err}") from err
     if state.active is None:
-        raise _Unavailable("missing", "no published evidence generation: run `tht evidence publish`")
+        raise _Unavailable(
+            "missing", "no published evidence generation: run `tht evidence publish`"
+        )
     return state.active
 
 

@@ -39,14 +39,17 @@ def prepare_cmd(
     from modules.evidence import prepare
 
     only = _source_rel(source) if source is not None else None
-    with progress_reporter(enabled=not inv.json, label="preparing") as progress:
-        plan = prepare(
-            runtime.paths,
-            max_chunk_chars=runtime.settings.max_chunk_chars,
-            only=only,
-            restructurer=runtime.restructurer(),
-            progress=progress,
-        )
+    try:
+        with progress_reporter(enabled=not inv.json, label="preparing") as progress:
+            plan = prepare(
+                runtime.paths,
+                max_chunk_chars=runtime.settings.max_chunk_chars,
+                only=only,
+                restructurer=runtime.restructurer(),
+                progress=progress,
+            )
+    finally:
+        runtime.close()
     body = {
         "sources": [r.to_json() for r in plan.reports],
         "created": plan.created,
@@ -169,3 +172,86 @@ def resolve_cmd(
         assert isinstance(fragment, dict)
         human += "\n\n" + str(fragment["text"])
     inv.emit(out, human)
+
+
+@app.command("publish")
+def publish_cmd(
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Build a candidate generation, run the evaluation set, activate it only if it passes."""
+    from tht.evidence_runtime import open_evidence, progress_reporter
+
+    inv = invocation(workspace, json_, debug)
+    runtime = open_evidence(inv.workspace)
+    from modules.evidence.publish import publish
+
+    try:
+        with progress_reporter(enabled=not inv.json, label="publishing") as progress:
+            report = publish(runtime.capabilities(progress))
+    finally:
+        runtime.close()
+    for warning in report.warnings:
+        inv.note(f"warning: {warning}")
+    body = report.to_json()
+    gen = report.generation
+    human = f"{report.status}: generation {gen.id} ({gen.units} units, {gen.fragments} fragments)"
+    if report.evaluation is not None:
+        summary = report.evaluation.to_json()
+        human += (
+            f"; evaluation: {summary['hit_at_10']}/{summary['cases']} in the top 10, "
+            f"{summary['hit_at_5']} in the top 5"
+        )
+    inv.emit(body, human)
+
+
+@app.command("import-proposal")
+def import_proposal_cmd(
+    session: Annotated[
+        str | None, typer.Argument(help="Session id (default: $THT_SESSION).", show_default=False)
+    ] = None,
+    seq: Annotated[
+        int | None,
+        typer.Option("--seq", help="An effective concept_formula_approved decision to import."),
+    ] = None,
+    artifact: Annotated[
+        str | None,
+        typer.Option("--artifact", help="A session artifact holding a JSON formula proposal."),
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Import a session's formula proposal as a curated unit awaiting review."""
+    from kernel.errors import UsageError
+    from tht.evidence_runtime import open_evidence
+    from tht.options import session_or_env
+
+    inv = invocation(workspace, json_, debug)
+    if (seq is None) == (artifact is None):
+        raise UsageError("give exactly one of --seq SEQ or --artifact NAME")
+    runtime = open_evidence(inv.workspace)
+    from tht.composition import open_app, resolve_session
+
+    app_ = open_app(inv.workspace)
+    sid = resolve_session(app_, session_or_env(session))
+    from modules.evidence.proposals import (
+        import_proposal,
+        proposal_from_artifact,
+        proposal_from_decision,
+    )
+
+    if artifact is not None:
+        proposal = proposal_from_artifact(sid, artifact, app_.kernel.artifact(sid, artifact))
+    else:
+        assert seq is not None
+        state = app_.kernel.load(sid).state
+        proposal = proposal_from_decision(sid, state.decision(seq), seq)
+    body = import_proposal(
+        runtime.paths, proposal, max_chunk_chars=runtime.settings.max_chunk_chars
+    )
+    inv.emit(
+        body,
+        f"imported {body['id']} ({body['file']}, source {body['source']}); it awaits review",
+    )
