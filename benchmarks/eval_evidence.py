@@ -107,7 +107,7 @@ def main() -> None:
         report = publish(caps)
         t2 = time.perf_counter()
         generation = report.generation.id
-        units = {uid: u for uid, u in plan.units.items()}
+        units = dict(plan.units)
         keys = {uid: [collapse_ws(e) for e in u.front.excerpts] for uid, u in units.items()}
         by_db_units: dict[str, list[str]] = defaultdict(list)
         for uid, u in units.items():
@@ -137,8 +137,13 @@ def main() -> None:
             for qid, db, _, expected in subset:
                 where = evidence_filter(generation, "schema_linking", (), {"db": db})
                 found = rank_units(
-                    store, vectors[qid], where, generation=generation, limit=10,
-                    mode=mode, rrf_k=k,  # type: ignore[arg-type]
+                    store,
+                    vectors[qid],
+                    where,
+                    generation=generation,
+                    limit=10,
+                    mode=mode,
+                    rrf_k=k,  # type: ignore[arg-type]
                 )
                 out.append(first_rank(found, expected))
             return out
@@ -168,6 +173,8 @@ def main() -> None:
             result[name] = {
                 mode: _metrics(ranks(mode, best_k, subset)) for mode in ("hybrid", "dense", "bm25")
             }
+        default_k = runtime.settings.rrf_k
+        result[f"all_hybrid_at_default_k{default_k}"] = _metrics(ranks("hybrid", default_k, cases))
         runtime.close()
     _print(result)
     out = os.environ.get("EVAL_JSON")
@@ -181,8 +188,10 @@ def _print(result: dict[str, Any]) -> None:
         f"BIRD mini-dev evidence retrieval — {result['questions']} questions, "
         f"{result['databases']} databases, {result['units']} units, embedder {result['embedder']}\n"
     )
-    w(f"RRF k tuned on {result['tuning_subset']['rule']} ({result['tuning_subset']['questions']} "
-      f"questions): k={result['rrf_k']}\n")
+    w(
+        f"RRF k tuned on {result['tuning_subset']['rule']} ({result['tuning_subset']['questions']} "
+        f"questions): k={result['rrf_k']}\n"
+    )
     for k, m in result["tuning_subset"]["grid"].items():
         w(f"  k={k:<4} hit@10={m['hit@10']:.3f} mrr@10={m['mrr@10']:.3f}\n")
     for name in ("held_out", "all"):
@@ -190,6 +199,12 @@ def _print(result: dict[str, Any]) -> None:
         for mode, m in result[name].items():
             w(
                 f"  {mode:<7} hit@1={m['hit@1']:.3f} hit@5={m['hit@5']:.3f} "
+                f"hit@10={m['hit@10']:.3f} mrr@10={m['mrr@10']:.3f}\n"
+            )
+    for key, m in result.items():
+        if key.startswith("all_hybrid_at_default"):
+            w(
+                f"{key}: hit@1={m['hit@1']:.3f} hit@5={m['hit@5']:.3f} "
                 f"hit@10={m['hit@10']:.3f} mrr@10={m['mrr@10']:.3f}\n"
             )
     w(f"timing (s): {result['timing_s']}\n")

@@ -126,7 +126,9 @@ def pack_cmd(
     body = pack.to_json()
     if pack.receipt is not None:
         applied = app_.kernel.apply_outcome(sid, stage, pack.receipt, actor="module:evidence")
-        seqs = [e.seq for e in applied.events if e.type == "evidence_consulted"]
+        from kernel.events import EvidenceConsulted
+
+        seqs = [e.seq for e in applied.events if isinstance(e, EvidenceConsulted)]
         body["receipt"] = seqs[-1] if seqs else None
     if pack.outcome.status == "unavailable":
         inv.note(f"warning: {pack.outcome.warning}")

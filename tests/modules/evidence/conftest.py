@@ -33,3 +33,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted((root / "evidence").rglob("*"))
         if p.is_file()
     }
+
+
+@pytest.fixture
+def engines(workspace: Workspace):  # type: ignore[no-untyped-def]
+    from tests.modules.evidence.conftest_index import engines_for
+
+    yield from engines_for(workspace)
