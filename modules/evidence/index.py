@@ -8,6 +8,10 @@ again), its sparse ``bm25`` vector, and a payload with what filtering and Eviden
     metadata (values as strings)
 
 Point ids are ``point_id("evidence:<generation>:<fragment id>")``: stable and adapter-independent.
+
+After the last fragment, one marker point (``marker: generation_complete``, no purpose, no unit, so
+no search ever returns it) records that the generation was written completely: the search path
+checks it with one selective count, where counting every fragment would cost a scan.
 """
 
 from __future__ import annotations
@@ -22,11 +26,21 @@ from modules.evidence.retrieval import metadata_value
 from modules.evidence.units import EvidenceUnit, render_unit
 
 if TYPE_CHECKING:
-    from kernel.vectors import Embedder, VectorPoint, VectorStore
-
+    from kernel.vectors import CollectionSpec, Embedder, VectorPoint, VectorStore
     from modules.evidence.capabilities import SparseEncoder
 
-__all__ = ["INDEX_LAYOUT", "IndexedFragment", "fingerprint", "fragments_of", "write_generation"]
+__all__ = [
+    "COMPLETE_MARKER",
+    "INDEX_LAYOUT",
+    "IndexedFragment",
+    "collection_spec",
+    "fingerprint",
+    "fragments_of",
+    "write_completion_marker",
+    "write_generation",
+]
+
+COMPLETE_MARKER = "generation_complete"
 
 INDEX_LAYOUT = "evidence-index/v1"
 _EMBED_BATCH = 64
@@ -111,3 +125,44 @@ def write_generation(
     if points:
         store.upsert(points)
     return total
+
+
+def write_completion_marker(
+    store: VectorStore, generation: str, dense_size: int, fragments: int
+) -> None:
+    """The point proving ``generation`` was written completely (written last)."""
+    from kernel.vectors import VectorPoint, point_id
+
+    unit = [0.0] * dense_size
+    unit[0] = 1.0
+    store.upsert(
+        [
+            VectorPoint(
+                id=point_id(f"evidence:{generation}:{COMPLETE_MARKER}"),
+                kind="evidence",
+                dense=unit,
+                payload={
+                    "generation": generation,
+                    "marker": COMPLETE_MARKER,
+                    "fragments": fragments,
+                    "purpose": [],
+                },
+            )
+        ]
+    )
+
+
+def collection_spec(dense_size: int, metadata_keys: Sequence[str]) -> CollectionSpec:
+    """The collection layout the Evidence Index needs: dense + ``bm25``, keyword indexes on the
+    Evidence kind, the completion marker and every metadata key used in ``--where``."""
+    from kernel.vectors import CollectionSpec
+
+    return CollectionSpec(
+        dense_size=dense_size,
+        bm25=True,
+        indexes={
+            "unit_kind": "keyword",
+            "marker": "keyword",
+            **{f"metadata.{k}": "keyword" for k in sorted(metadata_keys)},
+        },
+    )

@@ -7,6 +7,7 @@
    without losing its data: the Additive BM25 upgrade), then write every fragment as a point of a
    new generation id — invisible to searches, which filter on the active id;
 4. evaluate the candidate on ``evidence/eval.yaml`` (none: publish with a warning);
+   the last point written is the generation's completion marker;
 5. activate only if it passes: the generation record is replaced atomically, then the points of
    every other generation are deleted. A failing candidate is deleted and nothing changes.
 """
@@ -28,7 +29,13 @@ from modules.evidence.generations import (
     new_generation_id,
     save_generation_state,
 )
-from modules.evidence.index import fingerprint, fragments_of, write_generation
+from modules.evidence.index import (
+    collection_spec,
+    fingerprint,
+    fragments_of,
+    write_completion_marker,
+    write_generation,
+)
 from modules.evidence.manifest import render_manifest
 from modules.evidence.retrieval import (
     Mode,
@@ -62,7 +69,7 @@ class PublishReport:
 
 
 def publish(caps: EvidenceCapabilities) -> PublishReport:
-    from kernel.vectors import CollectionSpec, VectorFilter
+    from kernel.vectors import VectorFilter
 
     paths, settings = caps.paths, caps.settings
     loaded = load_evidence(paths, max_chunk_chars=settings.max_chunk_chars)
@@ -103,17 +110,12 @@ def publish(caps: EvidenceCapabilities) -> PublishReport:
         return PublishReport("unchanged", active, blocked, tuple(warnings), None)
 
     metadata_keys = sorted({k for u in units for k in u.front.metadata})
-    store.ensure_collection(
-        CollectionSpec(
-            dense_size=embedder.dimension,
-            bm25=True,
-            indexes={"unit_kind": "keyword", **{f"metadata.{k}": "keyword" for k in metadata_keys}},
-        )
-    )
+    store.ensure_collection(collection_spec(embedder.dimension, metadata_keys))
     number = previous.last_number + 1
     generation = new_generation_id(number)
     items = fragments_of(units, settings.max_chunk_chars)
     written = write_generation(store, embedder, bm25, items, generation, progress=caps.progress)
+    write_completion_marker(store, generation, embedder.dimension, written)
 
     report: EvaluationReport | None = None
     if eval_set is not None:
@@ -149,9 +151,8 @@ def publish(caps: EvidenceCapabilities) -> PublishReport:
 
 
 def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
-    from kernel.vectors import VectorFilter
-
     from kernel.errors import UnavailableError
+    from kernel.vectors import VectorFilter
 
     try:
         found = caps.vector_store().count(
@@ -159,7 +160,7 @@ def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
         )
     except UnavailableError:
         return False
-    return found == active.fragments
+    return found == active.fragments + 1  # the fragments and the completion marker
 
 
 def _summary(report: EvaluationReport | None) -> dict[str, object] | None:

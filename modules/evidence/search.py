@@ -4,7 +4,8 @@ Glossary: an ``available`` search may legitimately find nothing; ``unavailable``
 corrupt, incompatible or stale) returns no results and an explicit warning, and the calling stage
 cannot advance until a retry succeeds. Never an older generation, never another workspace's: the
 query is filtered by the active generation's unique id, and before querying the index is checked
-against the active generation's record (embedder, BM25 encoder, dense size, point count).
+against the active generation's record (embedder, BM25 encoder, dense size) and must hold that
+generation's completion marker.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from modules.evidence.generations import (
     GenerationStateError,
     load_generation_state,
 )
+from modules.evidence.index import COMPLETE_MARKER
 from modules.evidence.retrieval import (
     Mode,
     RankedUnit,
@@ -102,13 +104,12 @@ def _verify(caps: EvidenceCapabilities, active: GenerationRecord) -> None:
             f"the vector collection ({info.dense_size} dims, bm25={info.bm25}) does not match "
             f"the active generation {active.id}: run `tht evidence publish`",
         )
-    found = store.count(VectorFilter(kind="evidence", match={"generation": active.id}))
-    if found != active.fragments:
+    marker = {"generation": active.id, "marker": COMPLETE_MARKER}
+    if store.count(VectorFilter(kind="evidence", match=marker)) != 1:
         raise _Unavailable(
             "stale",
-            f"the evidence index holds {found} of the {active.fragments} fragments of the active "
-            f"generation {active.id} (restored, partial or foreign index): run "
-            "`tht evidence publish`",
+            f"the evidence index does not hold the active generation {active.id} (an older, "
+            "partial or foreign index): run `tht evidence publish`",
         )
 
 

@@ -100,7 +100,7 @@ def test_a_new_generation_replaces_the_old_one_and_its_points(
     assert store.count(VectorFilter(kind="evidence", match={"generation": first.id})) == 0
     assert (
         store.count(VectorFilter(kind="evidence", match={"generation": report.generation.id}))
-        == report.generation.fragments
+        == report.generation.fragments + 1  # and the completion marker
     )
 
 
@@ -138,7 +138,7 @@ def test_a_failing_candidate_is_discarded_and_the_active_generation_stays(
     state = load_generation_state(paths.state_dir)
     assert state.active == active
     store = published.open_store()
-    assert store.count(VectorFilter(kind="evidence")) == active.fragments  # type: ignore[union-attr]
+    assert store.count(VectorFilter(kind="evidence")) == active.fragments + 1  # type: ignore[union-attr]
     assert _find(published, "Tasso", purpose="schema_linking").generation == active.id  # type: ignore[union-attr]
 
 
