@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas clean
+.PHONY: demo test lint typecheck pytest bench eval-evidence schemas clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Evidence retrieval on BIRD mini-dev (docs/evidence.md): hit@1/5/10 and MRR, hybrid vs dense vs
+# BM25, RRF k tuned on a documented subset. BIRD_DIR overrides the data folder
+# (default golden/evidence/bird); EVAL_JSON=FILE also writes the full report.
+eval-evidence: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_evidence
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export
