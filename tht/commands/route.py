@@ -70,7 +70,7 @@ def _catalog(option: Path | None) -> Any:
     path: str | None = str(option) if option else os.environ.get("THT_ROUTING_CATALOG")
     if not path:
         configured = _routing_settings().get("catalog")
-        path = os.path.expanduser(configured) if isinstance(configured, str) else None
+        path = str(Path(configured).expanduser()) if isinstance(configured, str) else None
     if not path:
         raise UsageError(
             "no routing catalog: pass --catalog FILE, set $THT_ROUTING_CATALOG or routing.catalog "
