@@ -48,6 +48,10 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
+    from tht.commands import hooks, route
+
+    app.add_typer(route.app, name="route")
+    app.add_typer(hooks.app, name="hooks")
 
 
 _register()

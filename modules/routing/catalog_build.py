@@ -138,9 +138,9 @@ def build_catalog(
             )
 
     cards: list[dict[str, Any]] = []
-    texts: list[dict[str, Any]] = []
+    texts: list[dict[str, Any] | None] = []
     for skill in skills:
-        base = {
+        base: dict[str, Any] = {
             "id": skill.id,
             "kind": "skill",
             "category": None,
@@ -201,7 +201,9 @@ def build_catalog(
 
     index: dict[str, dict[tuple[int, str], list[Any]]] = {}
 
-    def post(key: str, target: int, weight: float, kind: str, label: str, extra: Any = None) -> None:
+    def post(
+        key: str, target: int, weight: float, kind: str, label: str, extra: Any = None
+    ) -> None:
         slot = index.setdefault(key, {})
         marker = (target, kind if extra is None else f"{kind}:{extra}")
         old = slot.get(marker)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
     from modules.routing.router import Candidate, Routing
 
@@ -32,7 +33,7 @@ __all__ = [
     "assess_ambiguity",
 ]
 
-with open(os.path.join(os.path.dirname(__file__), "data", "gate.json"), "rb") as _f:  # noqa: PTH118,PTH120,PTH123
+with open(os.path.join(os.path.dirname(__file__), "data", "gate.json"), "rb") as _f:
     GATE_CONFIG: dict[str, Any] = json.load(_f)
 
 ACTIVATION_REASONS = (

@@ -19,14 +19,14 @@ Standard library only (hot path).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "CATALOG_KIND",
@@ -75,6 +75,8 @@ def encode_pack(
         indexKeys=len(index),
     )
     head.pop("fingerprint", None)
+    import hashlib
+
     digest = hashlib.sha256(_canonical(head) + b"\n" + bytes(body)).hexdigest()
     head["fingerprint"] = f"sha256:{digest}"
     return _canonical(head) + b"\n" + bytes(body)
@@ -175,7 +177,7 @@ def open_pack(path: str | Path) -> CatalogPack:
     """Open a compiled catalog; :class:`CatalogError` names the file and the problem."""
     name = str(path)
     try:
-        with open(name, "rb") as handle:  # noqa: PTH123 - the hot path avoids pathlib
+        with open(name, "rb") as handle:
             size = handle.seek(0, 2)
             if size == 0:
                 raise CatalogError(f"{name}: empty file, not a compiled routing catalog")
@@ -212,5 +214,7 @@ def verify_pack(pack: CatalogPack) -> bool:
     """Whether the fingerprint matches the content (commands use it; the hook does not)."""
     head = {k: v for k, v in pack.header.items() if k != "fingerprint"}
     body = bytes(pack._buf[pack._base :])
+    import hashlib
+
     digest = hashlib.sha256(_canonical(head) + b"\n" + body).hexdigest()
     return pack.fingerprint == f"sha256:{digest}"

@@ -13,16 +13,16 @@ An exception inside it is a fallback (``unexpected-error``), never an error for 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from modules.routing.gate import GATE_CONFIG, EvaluatorEnvironment, GateVerdict, assess_ambiguity
 from modules.routing.policy import Resolution, resolve
 from modules.routing.render import render_hints
 from modules.routing.router import Routing, route
 from modules.routing.telemetry import build_event
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
     from modules.routing.pack import CatalogPack
 
@@ -80,9 +80,7 @@ class Outcome:
         }
 
     def hints(self) -> list[dict[str, Any]]:
-        return [
-            {"id": h.id, "kind": h.kind, "role": h.role} for h in self.resolution.hints
-        ]
+        return [{"id": h.id, "kind": h.kind, "role": h.role} for h in self.resolution.hints]
 
 
 def run_routing(
@@ -98,9 +96,7 @@ def run_routing(
 ) -> Outcome:
     """Route one prompt end to end (pure unless ``evaluate`` does I/O)."""
     gate_cfg = gate_config or GATE_CONFIG
-    routing = route(
-        prompt, pack.lookup_many, pack.target, context_extensions=context_extensions
-    )
+    routing = route(prompt, pack.lookup_many, pack.target, context_extensions=context_extensions)
     verdict = assess_ambiguity(routing, config=gate_cfg, environment=environment)
     outcome_eval: EvaluatorOutcome | None = None
     if evaluate is not None and verdict.invoke:

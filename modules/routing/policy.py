@@ -10,12 +10,12 @@ codes from a closed set. Pure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from modules.routing.router import ROUTING_CONFIG
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any
 
     from modules.routing.gate import GateVerdict
     from modules.routing.router import Candidate, Routing
@@ -185,11 +185,13 @@ def resolve(
         for other in skills[1:]:
             if len(chosen) >= min(max_skills, max_hints):
                 break
-            if other.explicit or other.lock_priority:
-                chosen.append(Hint(other.id, "skill", "secondary"))
-                out.reason_codes.append("secondary-skill")
-            elif scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score and (
-                routing.composite or primary.record.get("routingRole") == "orchestrator"
+            if (
+                other.explicit
+                or other.lock_priority
+                or (
+                    scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score
+                    and (routing.composite or primary.record.get("routingRole") == "orchestrator")
+                )
             ):
                 chosen.append(Hint(other.id, "skill", "secondary"))
                 out.reason_codes.append("secondary-skill")
@@ -241,10 +243,10 @@ def _mcp(
 
 def _agent(agents: list[dict[str, Any]]) -> str | None:
     usable = [a for a in agents if a.get("availability") != "unavailable"]
-    specialists = sorted(a["id"] for a in usable if not a.get("generic"))
+    specialists = sorted(str(a["id"]) for a in usable if not a.get("generic"))
     if specialists:
         return specialists[0]
-    generic = sorted(a["id"] for a in usable if a.get("generic"))
+    generic = sorted(str(a["id"]) for a in usable if a.get("generic"))
     return generic[0] if generic else None
 
 

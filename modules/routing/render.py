@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
     from modules.routing.policy import Hint
 
@@ -20,7 +21,7 @@ __all__ = ["MAX_CONTEXT_CHARS", "TEMPLATES", "render_hints"]
 
 MAX_CONTEXT_CHARS = 10_000
 
-with open(os.path.join(os.path.dirname(__file__), "data", "templates.json"), "rb") as _f:  # noqa: PTH118,PTH120,PTH123
+with open(os.path.join(os.path.dirname(__file__), "data", "templates.json"), "rb") as _f:
     TEMPLATES: dict[str, Any] = json.load(_f)
 
 
@@ -34,7 +35,7 @@ def render_hints(
     shown = list(hints)[:2]
     if context_mode == "light":
         items = ", ".join(table[f"item.{h.kind}"].format(id=h.id) for h in shown)
-        return table["light"].format(items=items)[:MAX_CONTEXT_CHARS]
+        return str(table["light"].format(items=items))[:MAX_CONTEXT_CHARS]
     lines = [table["header"]]
     for index, hint in enumerate(shown):
         if hint.kind == "mcp":

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
 from modules.routing.hotwords import PromptRouting, parse_hotwords
 from modules.routing.text import Analysis, analyze
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 __all__ = ["ROUTING_CONFIG", "Candidate", "Routing", "route"]
 
-with open(os.path.join(os.path.dirname(__file__), "data", "routing.json"), "rb") as _f:  # noqa: PTH118,PTH120,PTH123
+with open(os.path.join(os.path.dirname(__file__), "data", "routing.json"), "rb") as _f:
     ROUTING_CONFIG: dict[str, Any] = json.load(_f)
 
 _POSITIVE = frozenset({"name", "curated", "catalog", "body", "capability", "ext", "pattern"})

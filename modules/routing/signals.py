@@ -119,7 +119,9 @@ def _add_text(terms: TargetTerms, text: str, role: str) -> None:
     for key, n, label in _ngram_terms(text):
         weight = weights[n - 1]
         if weight > 0:
-            terms.add("positive", key, weight, "body" if role.startswith("body") else "catalog", label)
+            terms.add(
+                "positive", key, weight, "body" if role.startswith("body") else "catalog", label
+            )
     for match in _QUOTED.finditer(text):
         quoted = match.group(1) or match.group(2)
         for key, label in phrase_keys(quoted):

@@ -8,10 +8,10 @@ never holds the prompt, a hash of it, a path, a provider response, an error body
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from modules.routing.gate import GateVerdict
     from modules.routing.policy import Resolution
@@ -164,9 +164,7 @@ def sanitize_event(event: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in EVENT_FIELDS:
         value = event.get(key)
-        if key in ("ambiguity_reasons",):
-            value = [v for v in value or [] if _is_id(v)][:16]
-        elif key == "candidate_ids":
+        if key in ("ambiguity_reasons",) or key == "candidate_ids":
             value = [v for v in value or [] if _is_id(v)][:16]
         elif key in ("deterministic_top", "evaluator_top", "final_top"):
             value = value if _is_id(value) else None

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -113,10 +113,8 @@ def stem(word: str, lang: str) -> str:
     key = (lang, word)
     cached = _STEM_CACHE.get(key)
     if cached is None:
-        if word.isdigit() or len(word) <= 2:
-            cached = word
-        else:
-            cached = _stemmer(lang).stemWord(word)  # type: ignore[attr-defined]
+        short = word.isdigit() or len(word) <= 2
+        cached = word if short else _stemmer(lang).stemWord(word)  # type: ignore[attr-defined]
         _STEM_CACHE[key] = cached
     return cached
 
