@@ -48,10 +48,11 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
-    from tht.commands import hooks, route
+    from tht.commands import evaluator, hooks, route
 
     app.add_typer(route.app, name="route")
     app.add_typer(hooks.app, name="hooks")
+    app.add_typer(evaluator.app, name="evaluator")
 
 
 _register()

@@ -196,39 +196,39 @@ def _models() -> type[BaseModel]:
         model_config = ConfigDict(extra="forbid", frozen=True)
 
     class LimitsModel(_Strict):
-        timeoutMs: int = Field(default=1500, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS)  # noqa: N815
-        maxPromptChars: int = Field(default=6000, ge=200, le=16_000)  # noqa: N815
-        maxCandidateCount: int = Field(default=5, ge=2, le=MAX_CANDIDATES)  # noqa: N815
-        maxResponseChars: int = Field(default=8000, ge=500, le=32_000)  # noqa: N815
-        maxOutputTokens: int = Field(default=400, ge=50, le=2000)  # noqa: N815
+        timeoutMs: int = Field(default=1500, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS)
+        maxPromptChars: int = Field(default=6000, ge=200, le=16_000)
+        maxCandidateCount: int = Field(default=5, ge=2, le=MAX_CANDIDATES)
+        maxResponseChars: int = Field(default=8000, ge=500, le=32_000)
+        maxOutputTokens: int = Field(default=400, ge=50, le=2000)
 
     class PolicyModel(_Strict):
-        minimumConfidence: float = Field(default=0.7, ge=0, le=1)  # noqa: N815
-        minimumRelevance: float = Field(default=0.65, ge=0, le=1)  # noqa: N815
-        maxSkillSuggestions: int = Field(default=2, ge=1, le=MAX_SKILL_SUGGESTIONS)  # noqa: N815
-        maxMcpSuggestions: int = Field(default=1, ge=0, le=MAX_MCP_SUGGESTIONS)  # noqa: N815
-        allowSoftSuppression: bool = False  # noqa: N815
-        allowCandidateReordering: bool = False  # noqa: N815
-        skipEvaluatorInLightMode: bool = True  # noqa: N815
+        minimumConfidence: float = Field(default=0.7, ge=0, le=1)
+        minimumRelevance: float = Field(default=0.65, ge=0, le=1)
+        maxSkillSuggestions: int = Field(default=2, ge=1, le=MAX_SKILL_SUGGESTIONS)
+        maxMcpSuggestions: int = Field(default=1, ge=0, le=MAX_MCP_SUGGESTIONS)
+        allowSoftSuppression: bool = False
+        allowCandidateReordering: bool = False
+        skipEvaluatorInLightMode: bool = True
 
     class TelemetryModel(_Strict):
         enabled: bool = True
-        storePromptText: Literal[False] = False  # noqa: N815
-        storePromptHash: Literal[False] = False  # noqa: N815
-        storeRawProviderResponse: Literal[False] = False  # noqa: N815
-        emitDecisionEventForNonInvokedPrompts: bool = True  # noqa: N815
+        storePromptText: Literal[False] = False
+        storePromptHash: Literal[False] = False
+        storeRawProviderResponse: Literal[False] = False
+        emitDecisionEventForNonInvokedPrompts: bool = True
 
     class CacheModel(_Strict):
         enabled: bool = True
-        ttlSeconds: int = Field(default=900, ge=1, le=86_400)  # noqa: N815
-        maxEntries: int = Field(default=256, ge=1, le=10_000)  # noqa: N815
+        ttlSeconds: int = Field(default=900, ge=1, le=86_400)
+        maxEntries: int = Field(default=256, ge=1, le=10_000)
 
     class BreakerModel(_Strict):
-        failureThreshold: int = Field(default=3, ge=1, le=100)  # noqa: N815
-        windowMs: int = Field(default=60_000, ge=1000, le=3_600_000)  # noqa: N815
-        openDurationMs: int = Field(default=300_000, ge=1000, le=86_400_000)  # noqa: N815
-        rateLimitOpenDurationMs: int = Field(default=900_000, ge=1000, le=86_400_000)  # noqa: N815
-        authErrorOpenDurationMs: int = Field(default=3_600_000, ge=1000, le=86_400_000)  # noqa: N815
+        failureThreshold: int = Field(default=3, ge=1, le=100)
+        windowMs: int = Field(default=60_000, ge=1000, le=3_600_000)
+        openDurationMs: int = Field(default=300_000, ge=1000, le=86_400_000)
+        rateLimitOpenDurationMs: int = Field(default=900_000, ge=1000, le=86_400_000)
+        authErrorOpenDurationMs: int = Field(default=3_600_000, ge=1000, le=86_400_000)
 
     class Section(_Strict):
         version: Literal[2] = 2
@@ -237,10 +237,10 @@ def _models() -> type[BaseModel]:
             "shadow"
         )
         activation: Literal["ambiguous-only"] = "ambiguous-only"
-        activeProfile: str = Field(default=DEFAULT_PROFILE, min_length=1)  # noqa: N815
-        cloudOptIn: bool = False  # noqa: N815
-        samplingRate: float = Field(default=1.0, ge=0, le=1)  # noqa: N815
-        topK: int = Field(default=5, ge=2, le=MAX_CANDIDATES)  # noqa: N815
+        activeProfile: str = Field(default=DEFAULT_PROFILE, min_length=1)
+        cloudOptIn: bool = False
+        samplingRate: float = Field(default=1.0, ge=0, le=1)
+        topK: int = Field(default=5, ge=2, le=MAX_CANDIDATES)
         profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
         limits: LimitsModel = Field(default_factory=LimitsModel)
         policy: PolicyModel = Field(default_factory=PolicyModel)
