@@ -198,8 +198,7 @@ class OpenAICompatibleClient:
         if top_p is not None:
             body["top_p"] = top_p
         body.update(build_response_format(fmt, json_schema, schema_name))
-        started = time.perf_counter()
-        raw = self._call(
+        raw, started = self._call_timed(
             profile, "POST", "chat/completions", body, "chat", timeout_ms, max_response_bytes, abort
         )
         decoded = decode_chat_completion(raw)
@@ -226,8 +225,7 @@ class OpenAICompatibleClient:
         abort: AbortSignal | None = None,
     ) -> ModelListing:
         """The model ids ``GET /models`` reports. Raises :class:`ProviderError`."""
-        started = time.perf_counter()
-        raw = self._call(
+        raw, started = self._call_timed(
             profile, "GET", "models", None, "models", timeout_ms, max_response_bytes, abort
         )
         ids = decode_model_list(raw)
@@ -294,8 +292,7 @@ class OpenAICompatibleClient:
         }
         if dimensions is not None:
             body["dimensions"] = int(dimensions)
-        started = time.perf_counter()
-        raw = self._call(
+        raw, started = self._call_timed(
             profile, "POST", "embeddings", body, "embeddings", timeout_ms, max_response_bytes, abort
         )
         decoded = decode_embeddings(raw, len(texts))
@@ -323,6 +320,15 @@ class OpenAICompatibleClient:
             headers["Authorization"] = f"Bearer {profile.api_key_placeholder}"
         return headers
 
+    def _call_timed(self, *args: Any) -> tuple[bytes, float]:
+        """``_call`` and the moment its deadline started (latency excludes the lazy imports)."""
+        import asyncio  # noqa: F401 - warm the lazy imports outside the measured span
+
+        import httpx  # noqa: F401
+
+        started = time.perf_counter()
+        return self._call(*args), started
+
     def _call(
         self,
         profile: ProviderProfile,
@@ -336,6 +342,10 @@ class OpenAICompatibleClient:
     ) -> bytes:
         if abort is not None and abort.aborted:
             raise ProviderError("aborted", operation=operation)
+        import asyncio  # noqa: F401 - imported here, before the deadline starts, not inside it
+
+        import httpx
+
         headers = self._headers(profile, operation, body is not None)
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         url = profile.endpoint(path)
@@ -344,8 +354,6 @@ class OpenAICompatibleClient:
             trust_env = not is_loopback_url(url)
 
         async def fetch() -> bytes:
-            import httpx
-
             seconds = max(timeout_ms, 1) / 1000
             async with (
                 httpx.AsyncClient(

@@ -99,7 +99,8 @@ def run_routing(
     routing = route(prompt, pack.lookup_many, pack.target, context_extensions=context_extensions)
     verdict = assess_ambiguity(routing, config=gate_cfg, environment=environment)
     outcome_eval: EvaluatorOutcome | None = None
-    if evaluate is not None and verdict.invoke:
+    forced = gate_cfg.get("mode") == "force-evaluate" and bool(gate_cfg.get("enabled"))
+    if evaluate is not None and (verdict.invoke or (forced and routing.candidates)):
         try:
             outcome_eval = evaluate(routing, verdict)
         except Exception:  # the evaluator never breaks routing (§19.1)

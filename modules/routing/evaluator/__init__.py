@@ -17,6 +17,7 @@ from modules.routing.evaluator.contracts import (
     RoutingEvaluationInput,
     evaluation_schema,
 )
+from modules.routing.evaluator.orchestrator import RoutingEvaluatorPlug, hook_evaluator
 from modules.routing.evaluator.parser import REJECTIONS, ParseOutcome, parse_evaluator_output
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "RoutingCandidate",
     "RoutingEvaluation",
     "RoutingEvaluationInput",
+    "RoutingEvaluatorPlug",
     "evaluation_schema",
+    "hook_evaluator",
     "parse_evaluator_output",
 ]
