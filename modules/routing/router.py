@@ -32,6 +32,10 @@ with open(os.path.join(os.path.dirname(__file__), "data", "routing.json"), "rb")
 
 _POSITIVE = frozenset({"name", "curated", "catalog", "body", "capability", "ext", "pattern"})
 _COMPOSITE_CLAUSE_WEIGHT = 2.0
+_USE_WORDS = frozenset(
+    "usa usare usate usiamo utilizza utilizzare adopera attiva con tramite via use using "
+    "with run apply activate".split()
+)
 _TARGET_NOUNS = frozenset({"skill", "server", "mcp", "agent", "agente"})
 
 Lookup = "Callable[[Iterable[str]], Mapping[str, list[list[Any]]]]"
@@ -228,7 +232,10 @@ def route(
         if not postings:
             continue
         named = cand(postings[0][0])
-        if any(analysis.negated[first : last + 1]):
+        negated = any(analysis.negated[first : last + 1])
+        if not negated and not _use_verb_before(analysis, first):
+            continue  # named, not chosen ("suggest X", "X is broken"): name signals only
+        if negated:
             named.hard_excluded = True
             named.excluded_by = "user-negation"
             named.negated.append(f"id:{mention}")
@@ -380,6 +387,12 @@ def _pattern_end(analysis: Analysis, first: int, extra: Any) -> int | None:
         if pos > limit:
             return None
     return pos
+
+
+def _use_verb_before(analysis: Analysis, first: int) -> bool:
+    """A verb of using (or "with"/"via") within three words before an id: "usa X", "use the X
+    skill", "con X", "with X". A bare mention is not a choice."""
+    return any(word in _USE_WORDS for word in analysis.words[max(0, first - 3) : first])
 
 
 def _mentions(analysis: Analysis) -> dict[str, tuple[int, int]]:
