@@ -312,7 +312,8 @@ def route(
         candidate.positive = round(candidate.positive, 2)
         candidate.penalty = round(candidate.penalty, 2)
 
-    ordered = sorted(cands.values(), key=lambda c: (-c.lock_priority, -c.score, c.id))
+    kept = [c for c in cands.values() if not _context_only(c)]
+    ordered = sorted(kept, key=lambda c: (-c.lock_priority, -c.score, c.id))
     rank = 0
     for candidate in ordered:
         if candidate.eligible:
@@ -328,6 +329,20 @@ def route(
         routing.top_intent = (best[1], best[2], best[0])
     routing.explicit_ids = [c.id for c in ordered if c.explicit and c.eligible]
     return routing
+
+
+def _context_only(candidate: Candidate) -> bool:
+    """Reached only through the working folder's file types: not a candidate."""
+    return not (
+        candidate.positive
+        or candidate.penalty
+        or candidate.intents
+        or candidate.lock_priority
+        or candidate.explicit
+        or candidate.hard_excluded
+        or candidate.hard_suppressed
+        or candidate.negated
+    )
 
 
 def _rule(
