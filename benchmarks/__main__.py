@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS: dict[str, str] = {}
+BENCHMARKS: dict[str, str] = {
+    "route_hook": "benchmarks.bench_route_hook",
+}
 
 
 def main(argv: list[str]) -> int:
