@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.errors import UsageError
 from modules.routing.pack import encode_pack
-from modules.routing.signals import TargetTerms, derive_terms, phrase_keys, weigh
+from modules.routing.signals import TargetTerms, derive_terms, phrase_keys, phrase_weight, weigh
 from modules.routing.sources import (
     AgentsFile,
     McpManifest,
@@ -264,7 +264,7 @@ def build_catalog(
 def _curated(post: Any, target: int, override: Override) -> None:
     for phrase in override.keywords:
         for key, label in phrase_keys(phrase):
-            post(key, target, CURATED_WEIGHT, "curated", label)
+            post(key, target, phrase_weight(CURATED_WEIGHT, key), "curated", label)
     for phrase in override.antiPatterns:
         for key, label in phrase_keys(phrase):
             post(key, target, CURATED_WEIGHT, "anti", label)

@@ -32,6 +32,10 @@ with open(os.path.join(os.path.dirname(__file__), "data", "routing.json"), "rb")
 
 _POSITIVE = frozenset({"name", "curated", "catalog", "body", "capability", "ext", "pattern"})
 _COMPOSITE_CLAUSE_WEIGHT = 2.0
+_USE_WORDS = frozenset(
+    "usa usare usate usiamo utilizza utilizzare adopera attiva con tramite via use using "
+    "with run apply activate".split()
+)
 _TARGET_NOUNS = frozenset({"skill", "server", "mcp", "agent", "agente"})
 
 Lookup = "Callable[[Iterable[str]], Mapping[str, list[list[Any]]]]"
@@ -228,7 +232,10 @@ def route(
         if not postings:
             continue
         named = cand(postings[0][0])
-        if any(analysis.negated[first : last + 1]):
+        negated = any(analysis.negated[first : last + 1])
+        if not negated and not _use_verb_before(analysis, first):
+            continue  # named, not chosen ("suggest X", "X is broken"): name signals only
+        if negated:
             named.hard_excluded = True
             named.excluded_by = "user-negation"
             named.negated.append(f"id:{mention}")
@@ -305,7 +312,8 @@ def route(
         candidate.positive = round(candidate.positive, 2)
         candidate.penalty = round(candidate.penalty, 2)
 
-    ordered = sorted(cands.values(), key=lambda c: (-c.lock_priority, -c.score, c.id))
+    kept = [c for c in cands.values() if not _context_only(c)]
+    ordered = sorted(kept, key=lambda c: (-c.lock_priority, -c.score, c.id))
     rank = 0
     for candidate in ordered:
         if candidate.eligible:
@@ -321,6 +329,20 @@ def route(
         routing.top_intent = (best[1], best[2], best[0])
     routing.explicit_ids = [c.id for c in ordered if c.explicit and c.eligible]
     return routing
+
+
+def _context_only(candidate: Candidate) -> bool:
+    """Reached only through the working folder's file types: not a candidate."""
+    return not (
+        candidate.positive
+        or candidate.penalty
+        or candidate.intents
+        or candidate.lock_priority
+        or candidate.explicit
+        or candidate.hard_excluded
+        or candidate.hard_suppressed
+        or candidate.negated
+    )
 
 
 def _rule(
@@ -380,6 +402,12 @@ def _pattern_end(analysis: Analysis, first: int, extra: Any) -> int | None:
         if pos > limit:
             return None
     return pos
+
+
+def _use_verb_before(analysis: Analysis, first: int) -> bool:
+    """A verb of using (or "with"/"via") within three words before an id: "usa X", "use the X
+    skill", "con X", "with X". A bare mention is not a choice."""
+    return any(word in _USE_WORDS for word in analysis.words[max(0, first - 3) : first])
 
 
 def _mentions(analysis: Analysis) -> dict[str, tuple[int, int]]:

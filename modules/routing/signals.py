@@ -80,6 +80,11 @@ class TargetTerms:
             store[key] = (weight, kind, label)
 
 
+def phrase_weight(base: float, key: str) -> float:
+    """A whole phrase outweighs its words: +0.5 per extra word, at most +1.5."""
+    return base + min(1.5, 0.5 * key.count(" "))
+
+
 def phrase_keys(text: str) -> list[tuple[str, str]]:
     """The index keys of a whole phrase in both languages: ``[(key, label)]`` (deduplicated)."""
     out: list[tuple[str, str]] = []
@@ -125,7 +130,7 @@ def _add_text(terms: TargetTerms, text: str, role: str) -> None:
     for match in _QUOTED.finditer(text):
         quoted = match.group(1) or match.group(2)
         for key, label in phrase_keys(quoted):
-            terms.add("fixed", key, QUOTED_WEIGHT, "catalog", label)
+            terms.add("fixed", key, phrase_weight(QUOTED_WEIGHT, key), "catalog", label)
     for ext in _EXT.findall(fold(text)):
         terms.ext[ext] = max(terms.ext.get(ext, 0.0), EXT_WEIGHT)
 
@@ -195,7 +200,7 @@ def name_terms(terms: TargetTerms, name: str, generic_tokens: frozenset[str]) ->
     tokens = [t for t in re.split(r"[-_.]", name) if t and t not in generic_tokens]
     if len(tokens) >= 2:
         for key, label in phrase_keys(" ".join(tokens)):
-            terms.add("fixed", key, NAME_PHRASE_WEIGHT, "name", label)
+            terms.add("fixed", key, phrase_weight(NAME_PHRASE_WEIGHT, key), "name", label)
     for token in tokens:
         for key, label in phrase_keys(token):
             if key:

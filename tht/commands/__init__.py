@@ -1,1 +1,1 @@
-"""Command groups of the `tht` CLI, one module per group (registered in tht/cli.py)."""
+"""Command groups of the ``tht`` CLI, each a typer app registered by ``tht.cli``."""
