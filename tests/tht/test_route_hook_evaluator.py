@@ -222,7 +222,8 @@ def test_shadow_and_observe_evaluate_but_change_nothing(
 ) -> None:
     baseline = off_output(hook, AMBIGUOUS_NO_HINT)
     hook.configure(settings(server, mode=mode))
-    server.script(Answer(content=evaluation("mcp-office-expert")))
+    docs = evaluation("mcp-docs-navigator", reason="documentation-evidence-required")
+    server.script(Answer(content=docs))
     run = hook.run(AMBIGUOUS_NO_HINT)
     assert run.stdout == baseline
     event = run.event
@@ -232,7 +233,7 @@ def test_shadow_and_observe_evaluate_but_change_nothing(
         "completed",
         False,
     )
-    assert event["evaluator_top"] == "mcp-office-expert"
+    assert event["evaluator_top"] == "mcp-docs-navigator"
     assert event["changed_top"] is True  # what it *would* have changed
 
 
