@@ -290,8 +290,10 @@ def _apply_evaluation(
     if mode not in ("boost-only", "hybrid"):
         out.reason_codes.append("evaluator-observed")
         return
+    minimum_relevance = float(cfg.get("minimumRelevance", 0.65))
     for target in skills:
-        boost = semantic_boost(float(target.get("relevance", 0)))
+        relevance = float(target.get("relevance", 0))
+        boost = semantic_boost(relevance) if relevance >= minimum_relevance else 0
         if boost:
             scores[str(target["id"])] = round(scores[str(target["id"])] + boost, 2)
             out.adjustments.append({"id": target["id"], "type": "boost", "value": boost})
@@ -300,14 +302,17 @@ def _apply_evaluation(
         above = [c for c in routing.ranked("skill") if scores[c.id] >= threshold]
         for target in skills:
             candidate = by_id[str(target["id"])]
-            if (
+            if (  # §18.5: every condition, or no suppression
                 target.get("reasonCode") in ("candidate-too-generic", "scope-excluded")
-                and float(target.get("relevance", 0)) < float(cfg.get("minimumRelevance", 0.65))
+                and float(target.get("relevance", 0)) < minimum_relevance
                 and not candidate.lock_priority
-                and len(above) > 1
+                and not candidate.explicit
+                and any(other.id != candidate.id for other in above)
             ):
                 scores[candidate.id] = round(scores[candidate.id] - 2, 2)
                 out.adjustments.append({"id": candidate.id, "type": "soft-penalty", "value": 2})
+                if "evaluator-soft-suppression" not in out.reason_codes:
+                    out.reason_codes.append("evaluator-soft-suppression")
     out.source = "hybrid"
     out.applied = bool(out.adjustments)
     if out.applied:

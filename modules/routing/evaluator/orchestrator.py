@@ -182,7 +182,11 @@ class RoutingEvaluatorPlug:
             if evaluation is None:
                 fields.setdefault("fallback_reason", "no-evaluation")
             return EvaluatorOutcome(
-                status=status, mode=mode, evaluation=evaluation, telemetry=fields
+                status=status,
+                mode=mode,
+                evaluation=evaluation,
+                telemetry=fields,
+                policy=settings.policy.to_resolver(),
             )
 
         if mode == "shadow" and self._rng() >= settings.sampling_rate:
