@@ -13,7 +13,7 @@ from modules.routing.evaluator.context import ContextLimits, build_evaluation_in
 from modules.routing.gate import GATE_CONFIG, assess_ambiguity
 from modules.routing.pack import CatalogPack, open_pack
 from modules.routing.router import route
-from tests.support.openai_server import Answer, OpenAITestServer
+from tests.support.openai_server import OpenAITestServer
 
 PACK = Path(__file__).resolve().parents[4] / "golden" / "routing" / "compiled" / "tesisquare.pack"
 PROMPT = "prepara un documento word con l'analisi del bug"

@@ -203,7 +203,10 @@ def test_the_only_candidate_above_threshold_is_never_suppressed(pack: CatalogPac
 
 
 def test_never_more_than_two_hints(pack: CatalogPack) -> None:
-    prompt = "Parti da un ticket con allegato DOCX, verifica commit correlati e allinea con DB QA prima di rispondere"
+    prompt = (
+        "Parti da un ticket con allegato DOCX, verifica commit correlati e allinea con DB QA "
+        "prima di rispondere"
+    )
     routing, verdict = routed(pack, prompt)
     ids = verdict.candidate_ids[:2]
     targets = [(ids[0], "primary", 1.0, "composite-workflow")] + [
