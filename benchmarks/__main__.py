@@ -10,6 +10,7 @@ import importlib
 import sys
 
 BENCHMARKS: dict[str, str] = {
+    "route_hook": "benchmarks.bench_route_hook",
     "vectors": "benchmarks.bench_vectors",
 }
 
