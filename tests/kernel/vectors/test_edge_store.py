@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -117,3 +118,35 @@ def test_an_empty_or_absent_folder_is_missing_until_ensured(tmp_path: Path) -> N
             store.count(VectorFilter(kind="evidence"))
         assert store.ensure_collection(SPEC).points == 0
         store.close()
+
+
+def test_an_upsert_that_returned_survives_a_killed_process(tmp_path: Path) -> None:
+    """``upsert`` is durable when it returns: SIGKILL right after, then reopen, nothing lost."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from kernel.vectors import CollectionSpec
+        from kernel.vectors.edge import EdgeVectorStore
+        from tests.contract import vector_corpus as corpus
+        store = EdgeVectorStore(Path({str(tmp_path / "q")!r}))
+        store.ensure_collection(CollectionSpec(dense_size=corpus.DIM))
+        store.upsert(list(corpus.evidence_points())[:25])
+        print("upserted", flush=True)
+        sys.stdin.readline()
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"upserted\n"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    with EdgeVectorStore(tmp_path / "q") as store:
+        assert store.count(VectorFilter(kind="evidence")) == 25
+        dense, sparse = corpus.query_vectors(corpus.fragments()[3]["text"])
+        hits = store.query_hybrid(dense=dense, sparse=sparse, where=VectorFilter(kind="evidence"))
+        assert hits[0].payload["text"] == corpus.fragments()[3]["text"]

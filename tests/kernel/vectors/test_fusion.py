@@ -150,3 +150,56 @@ def test_fusion_equals_qdrant_edges_own_rrf_on_tie_free_data(tmp_path: Path) -> 
             pid for _, pid in sorted((-round(p.score, 6), str(p.id)) for p in engine)
         ]
     shard.close()
+
+
+def test_fusion_equals_qdrant_client_local_rrf_with_k() -> None:
+    """qdrant-client also takes an explicit k (``RrfQuery(rrf=Rrf(k=...))``), same formula."""
+    from qdrant_client import QdrantClient
+    from qdrant_client import models as qm
+
+    rnd = random.Random(11)
+    client = QdrantClient(location=":memory:")
+    client.create_collection(
+        "c",
+        vectors_config=qm.VectorParams(size=8, distance=qm.Distance.COSINE),
+        sparse_vectors_config={"bm25": qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+    )
+    points = []
+    for n in range(200):
+        terms = sorted(rnd.sample(range(40), 4))
+        points.append(
+            qm.PointStruct(
+                id=str(uuid.UUID(int=n + 1)),
+                vector={
+                    "": [rnd.gauss(0, 1) for _ in range(8)],
+                    "bm25": qm.SparseVector(
+                        indices=terms, values=[rnd.uniform(0.5, 2.0) for _ in terms]
+                    ),
+                },
+            )
+        )
+    client.upsert("c", points)
+    for k in (1, 2, 60):
+        dense_query = [rnd.gauss(0, 1) for _ in range(8)]
+        sparse_query = qm.SparseVector(indices=sorted(rnd.sample(range(40), 3)), values=[1.0] * 3)
+        engine = client.query_points(
+            "c",
+            prefetch=[
+                qm.Prefetch(query=dense_query, limit=30),
+                qm.Prefetch(query=sparse_query, using="bm25", limit=30),
+            ],
+            query=qm.RrfQuery(rrf=qm.Rrf(k=k)),
+            limit=60,
+        ).points
+        dense = client.query_points("c", query=dense_query, limit=30).points
+        bm25 = client.query_points("c", query=sparse_query, using="bm25", limit=30).points
+        ours = rrf_fuse(
+            _ranking([str(p.id) for p in dense], [p.score for p in dense]),
+            _ranking([str(p.id) for p in bm25], [p.score for p in bm25]),
+            k=k,
+            limit=60,
+        )
+        assert {f.id: f.score for f in ours} == pytest.approx(
+            {str(p.id): p.score for p in engine}, rel=1e-9
+        )
+    client.close()
