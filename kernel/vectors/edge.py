@@ -267,7 +267,7 @@ class EdgeVectorStore(QdrantStoreBase):
         shard = self._open()
         request = self._request(using, vector, where, limit, idf_corpus)
         with self._engine("query"):
-            return [RankedHit(str(p.id), p.score) for p in shard.query(request)]
+            return [RankedHit(p.id, p.score) for p in shard.query(request)]
 
     def _search_pair(
         self,
@@ -287,11 +287,11 @@ class EdgeVectorStore(QdrantStoreBase):
             self._search("bm25", sparse, where, limit, idf_corpus),
         )
 
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
         shard = self._open()
         with self._engine("retrieve payloads"):
             records = shard.retrieve(list(ids), with_payload=True, with_vector=False)
-            return {str(r.id): dict(r.payload or {}) for r in records}
+            return {r.id: dict(r.payload or {}) for r in records}
 
     # --- internals ---------------------------------------------------------------------------
 

@@ -280,7 +280,7 @@ class QdrantServerVectorStore(QdrantStoreBase):
             responses = self._client.query_batch_points(self.collection, requests=requests)
         return [[RankedHit(str(p.id), float(p.score)) for p in r.points] for r in responses]
 
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
         with self._engine("retrieve payloads"):
             records = self._client.retrieve(
                 self.collection, ids=list(ids), with_payload=True, with_vectors=False

@@ -154,8 +154,8 @@ class QdrantStoreBase(ABC):
         """Both rankings' top ``limit`` (a server: in one request, a query batch), no payloads."""
 
     @abstractmethod
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        """Payloads of the given points (one engine call)."""
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
+        """Payloads of the given points (ids as the engine gave them), keyed like ``ids``."""
 
     # --- shared logic ------------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class QdrantStoreBase(ABC):
             if point.sparse is not None:
                 self._check_bm25(info)
 
-    def _attach(self, ranked: Sequence[RankedHit]) -> dict[str, Mapping[str, Any]]:
+    def _attach(self, ranked: Sequence[RankedHit]) -> dict[Any, Mapping[str, Any]]:
         missing = [h.id for h in ranked if h.payload is None]
         payloads = self._payloads(missing) if missing else {}
         for hit in ranked:
@@ -212,7 +212,9 @@ class QdrantStoreBase(ABC):
         top = complete_top(lambda n: self._search("dense", vector, where, n, None), limit)
         payloads = self._attach(top)
         return [
-            ScoredPoint(id=h.id, score=h.score, payload=payloads.get(h.id, {}), dense_rank=i + 1)
+            ScoredPoint(
+                id=str(h.id), score=h.score, payload=payloads.get(h.id, {}), dense_rank=i + 1
+            )
             for i, h in enumerate(top)
         ]
 
@@ -229,7 +231,9 @@ class QdrantStoreBase(ABC):
         top = complete_top(lambda n: self._search("bm25", sparse, where, n, idf_corpus), limit)
         payloads = self._attach(top)
         return [
-            ScoredPoint(id=h.id, score=h.score, payload=payloads.get(h.id, {}), bm25_rank=i + 1)
+            ScoredPoint(
+                id=str(h.id), score=h.score, payload=payloads.get(h.id, {}), bm25_rank=i + 1
+            )
             for i, h in enumerate(top)
         ]
 
@@ -254,7 +258,7 @@ class QdrantStoreBase(ABC):
         self._check_bm25(info)
         if limit == 0:
             return []
-        fetch = prefetch_limit + 16
+        fetch = prefetch_limit + 8
         dense_hits, bm25_hits = self._search_pair(vector, sparse, where, fetch, idf_corpus)
         dense_top = _cut_or_refetch(
             dense_hits,
@@ -272,7 +276,7 @@ class QdrantStoreBase(ABC):
         payloads = self._payloads([f.id for f in fused]) if fused else {}
         return [
             ScoredPoint(
-                id=f.id,
+                id=str(f.id),
                 score=f.score,
                 payload=payloads.get(f.id, {}),
                 dense_rank=f.dense_rank,
