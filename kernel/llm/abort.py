@@ -8,7 +8,7 @@ connection is opened.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable
 
 __all__ = ["AbortSignal"]
@@ -18,7 +18,7 @@ class AbortSignal:
     """A one-shot, thread-safe cancellation flag with listeners."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # no `threading` import: hooks start fast
         self._aborted = False
         self._listeners: list[Callable[[], None]] = []
 

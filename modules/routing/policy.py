@@ -182,6 +182,11 @@ def resolve(
             return out
         chosen.append(Hint(primary.id, "skill", "primary"))
         top_score = scores[primary.id]
+        # an applied evaluation that says "single" admits no unendorsed secondary, and one it
+        # judged irrelevant (too generic, out of scope, below minimumRelevance) is never added as
+        # a secondary on the deterministic rule alone (§13.4, §18)
+        single = out.applied and evaluation is not None and evaluation.get("decision") == "single"
+        vetoed = _vetoed(evaluation, cfg) if out.applied and evaluation is not None else set()
         for other in skills[1:]:
             if len(chosen) >= min(max_skills, max_hints):
                 break
@@ -189,7 +194,9 @@ def resolve(
                 other.explicit
                 or other.lock_priority
                 or (
-                    scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score
+                    not single
+                    and other.id not in vetoed
+                    and scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score
                     and (routing.composite or primary.record.get("routingRole") == "orchestrator")
                 )
             ):
@@ -248,6 +255,16 @@ def _agent(agents: list[dict[str, Any]]) -> str | None:
         return specialists[0]
     generic = sorted(str(a["id"]) for a in usable if a.get("generic"))
     return generic[0] if generic else None
+
+
+def _vetoed(evaluation: Mapping[str, Any], cfg: Mapping[str, Any]) -> set[str]:
+    minimum = float(cfg.get("minimumRelevance", 0.65))
+    return {
+        str(t.get("id"))
+        for t in evaluation.get("skills") or []
+        if t.get("reasonCode") in ("candidate-too-generic", "scope-excluded")
+        or float(t.get("relevance", 0)) < minimum
+    }
 
 
 def _apply_evaluation(

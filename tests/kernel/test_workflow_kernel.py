@@ -134,3 +134,92 @@ def test_workspace_after_finalize_command_receives_the_summary(
     summary = json.loads(out.read_text())
     assert summary["session"] == run.session
     assert summary["report"].endswith("artifacts/report.md")
+
+
+CUSTOM = """\
+version: 1
+name: with-best-effort
+stages:
+  - id: one
+    display: F1
+    owner: core
+    emits: [concept_clarified]
+    completion: review_required
+  - id: two
+    display: F2
+    owner: core
+    emits: [result_verified]
+    completion: automatic
+extension_points:
+  - id: after_one
+    after: one
+    contributions:
+      - id: hints
+        owner: routing
+        policy: best_effort
+        emits: [evidence_accepted]
+        completion: automatic
+      - id: checks
+        owner: core
+        policy: required
+        emits: [result_verified]
+        completion: automatic
+        skip: human
+"""
+
+
+def _custom_kernel(tmp_path: Path):
+    from kernel.clock import SeededIds
+    from kernel.outcomes import Failure, ModuleOutcome
+    from kernel.store.fs import FileSystemStore
+    from kernel.workflow_kernel import WorkflowKernel
+    from kernel.workspace import init_workspace
+
+    ws, _ = init_workspace(tmp_path / "ws")
+    (ws.root / "workflow.yaml").write_text(CUSTOM)
+    kernel = WorkflowKernel(
+        FileSystemStore(ws.sessions_dir, ws.cache_dir),
+        clock=FixedClock(),
+        ids=SeededIds(1),
+        workflow_path=ws.root / "workflow.yaml",
+    )
+    session = kernel.create_session("q?", actor="agent").session
+    scenarios_run = scenarios.Run(kernel, ws, session)
+    scenarios.close(scenarios_run, "one")
+    return kernel, session, ModuleOutcome, Failure
+
+
+def test_failed_best_effort_contribution_warns_and_does_not_block(tmp_path: Path) -> None:
+    kernel, session, ModuleOutcome, Failure = _custom_kernel(tmp_path)
+    failed = kernel.apply_outcome(
+        session,
+        "hints",
+        ModuleOutcome(status="failed", failure=Failure(code="timeout", message="no hints")),
+        actor="module:routing",
+    )
+    state = failed.state
+    assert not state.blocked
+    assert [(w.stage, w.code) for w in state.warnings] == [("hints", "timeout")]
+    assert state.stage("hints").state == "failed"  # type: ignore[union-attr]
+    assert state.current_stage == "checks"
+    assert [e.__struct_config__.tag for e in failed.events][-1] == "contribution_failed"
+
+
+def test_failed_required_contribution_blocks_until_skipped_by_a_human(tmp_path: Path) -> None:
+    kernel, session, ModuleOutcome, Failure = _custom_kernel(tmp_path)
+    kernel.apply_outcome(
+        session,
+        "hints",
+        ModuleOutcome(status="failed", failure=Failure(code="timeout", message="no hints")),
+        actor="module:routing",
+    )
+    state = kernel.apply_outcome(
+        session,
+        "checks",
+        ModuleOutcome(status="failed", failure=Failure(code="x", message="broken")),
+        actor="agent",
+    ).state
+    assert state.blocked and state.current_stage == "checks"
+    skipped = kernel.skip(session, "checks", actor="human:ann", reason="checked by hand").state
+    assert not skipped.blocked
+    assert skipped.current_stage == "two"

@@ -42,8 +42,11 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["changed"] is True
     data = json.loads(settings.read_text())
-    assert data["model"] == "opus" and data["env"] == {"FOO": "bar"}
-    assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert data["model"] == "opus" and data["env"] == {"FOO": "bar", "THT_ACTOR": "agent"}
+    guard_groups = data["hooks"]["PreToolUse"]
+    assert guard_groups[0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
+    assert guard_groups[1]["matcher"] == "Bash|Write|Edit|MultiEdit|NotebookEdit"
+    assert guard_groups[1]["hooks"][0]["command"].endswith("tht-guard-hook")
     groups = data["hooks"]["UserPromptSubmit"]
     assert groups[0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
     ours = groups[1]["hooks"][0]

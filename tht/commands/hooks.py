@@ -49,9 +49,17 @@ class HostSpec(NamedTuple):
 
 HOOKS: tuple[HookSpec, ...] = (
     HookSpec(event="UserPromptSubmit", script="tht-route-hook", timeout=8),
+    # the anti-bypass guard: human-only tht commands and direct ledger writes are refused
+    HookSpec(
+        event="PreToolUse",
+        script="tht-guard-hook",
+        timeout=8,
+        matcher="Bash|Write|Edit|MultiEdit|NotebookEdit",
+    ),
 )
-# Environment for the agent's shells, where the host supports it (e.g. {"THT_ACTOR": "agent"}).
-AGENT_ENV: dict[str, str] = {}
+# Environment for the agent's shells, where the host supports it: tht refuses human-only
+# commands (exit 5) when THT_ACTOR=agent.
+AGENT_ENV: dict[str, str] = {"THT_ACTOR": "agent"}
 
 HOSTS: dict[str, HostSpec] = {
     "claude-code": HostSpec(

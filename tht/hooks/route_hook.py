@@ -205,7 +205,7 @@ def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, 
             settings,
             os.environ,
             state_dir=str(paths.user_data_dir() / "cache"),
-            abort=_abort_on_termination(),
+            on_call=_abort_on_termination,  # installed only when a provider call is made
         )
         gate.update(evaluate.gate_overrides)
     except Exception:  # misconfigured beyond repair: deterministic only

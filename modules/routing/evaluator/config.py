@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kernel.config_errors import usage_error_from_validation
 from kernel.errors import UsageError
+from modules.routing.evaluator.modes import ENV_PREFIX, MODES, Mode, peek
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -61,9 +62,6 @@ __all__ = [
     "peek",
 ]
 
-ENV_PREFIX = "MCP_ROUTING_EVALUATOR_"
-Mode = Literal["off", "shadow", "observe", "boost-only", "hybrid", "force-evaluate"]
-MODES: tuple[Mode, ...] = ("off", "shadow", "observe", "boost-only", "hybrid", "force-evaluate")
 DEFAULT_PROFILE = "ollama-local"
 
 # Global ceilings (§17.5 "limiti cardinalità non superiori ai limiti globali").
@@ -72,36 +70,6 @@ MIN_TIMEOUT_MS = 100
 MAX_CANDIDATES = 5
 MAX_SKILL_SUGGESTIONS = 2
 MAX_MCP_SUGGESTIONS = 2
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-
-
-def _env_bool(value: str | None) -> bool | None:
-    if value is None:
-        return None
-    lowered = value.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    return None
-
-
-def peek(section: Mapping[str, Any] | None, env: Mapping[str, str]) -> tuple[bool, str]:
-    """``(enabled, mode)`` cheaply, for the hook's hot path. Never raises; an unknown mode reads
-    as ``off``. Disabled always means mode ``off`` (the single rollback flag)."""
-    section = section if isinstance(section, Mapping) else {}
-    enabled = section.get("enabled", False) is True
-    env_enabled = _env_bool(env.get(f"{ENV_PREFIX}ENABLED"))
-    if env_enabled is not None:
-        enabled = env_enabled
-    mode = env.get(f"{ENV_PREFIX}MODE", "").strip() or str(section.get("mode", "shadow"))
-    if mode not in MODES:
-        mode = "off"
-    if not enabled:
-        return False, "off"
-    return True, mode
 
 
 @dataclass(frozen=True)

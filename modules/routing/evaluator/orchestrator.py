@@ -23,18 +23,17 @@ the raw response, an error body, a header or a key.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import random
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modules.routing.evaluator.config import peek
+from modules.routing.evaluator.modes import peek
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from kernel.llm.abort import AbortSignal
     from modules.routing.evaluator.client import OpenAICompatibleEvaluatorClient
     from modules.routing.evaluator.config import EvaluatorSettings
@@ -58,6 +57,18 @@ STATUS_BY_PROVIDER_ERROR: dict[str, str] = {
 }
 BREAKER_FILE = "routing-evaluator-circuit.json"
 CACHE_FILE = "routing-evaluator-cache.json"
+
+
+def _utc_now() -> datetime:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def _random() -> float:
+    import random
+
+    return random.random()
 
 
 def _confidence_bucket(confidence: float, minimum: float) -> str:
@@ -86,6 +97,7 @@ class RoutingEvaluatorPlug:
         rng: Callable[[], float] | None = None,
         abort: AbortSignal | None = None,
         home: str | None = None,
+        abort_factory: Callable[[], AbortSignal] | None = None,
     ) -> None:
         self.section = dict(section or {})
         self.environ = environ
@@ -93,10 +105,11 @@ class RoutingEvaluatorPlug:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.catalog_fingerprint = ""
         self.abort = abort
+        self._abort_factory = abort_factory  # e.g. SIGTERM → abort, set up at the first call
         self.home = home if home is not None else environ.get("HOME")
         self._client = client
-        self._clock = clock or (lambda: datetime.now(UTC))
-        self._rng = rng or random.random
+        self._clock = clock or _utc_now
+        self._rng = rng or _random
         self._settings: EvaluatorSettings | None = None
         self._settings_error = False
 
@@ -243,6 +256,8 @@ class RoutingEvaluatorPlug:
                     return self._done(again.evaluation, settings, outcome, cache_hit=True)
 
         provider_key = settings.profile.provider_key
+        if self.abort is None and self._abort_factory is not None:
+            self.abort = self._abort_factory()
         try:
             answer = self.client().evaluate(
                 evaluation_input,
@@ -319,6 +334,8 @@ class RoutingEvaluatorPlug:
     def cache_key(self, evaluation_input: Any, settings: EvaluatorSettings) -> str:
         """§20.2: sha256 of the redacted prompt, the catalog fingerprint, the candidate cards
         actually sent, provider, model, contract version and policy fingerprint."""
+        import hashlib
+
         payload = evaluation_input.to_json()
         payload.pop("requestId", None)
         material = "\x1f".join(
@@ -340,14 +357,18 @@ def hook_evaluator(
     *,
     state_dir: str | Path | None = None,
     abort: AbortSignal | None = None,
+    on_call: Callable[[], AbortSignal] | None = None,
 ) -> tuple[RoutingEvaluatorPlug, Any]:
     """The hook's entry point: ``(evaluate, environment)`` for ``run_routing``.
 
-    Cheap by design: it validates nothing and imports nothing heavy; the gate's environment is
-    the default one (circuit, key, sensitivity and model checks happen inside ``evaluate``, and
-    only for prompts the gate sends to it).
+    Cheap by design: it validates nothing and imports nothing heavy (``on_call`` builds the
+    AbortSignal — the hook's SIGTERM handler — only when a provider call is about to be made);
+    the gate's environment is the default one (circuit, key, sensitivity and model checks happen
+    inside ``evaluate``, and only for prompts the gate sends to it).
     """
     from modules.routing.gate import EvaluatorEnvironment
 
-    plug = RoutingEvaluatorPlug(settings, environ, state_dir=state_dir, abort=abort)
+    plug = RoutingEvaluatorPlug(
+        settings, environ, state_dir=state_dir, abort=abort, abort_factory=on_call
+    )
     return plug, EvaluatorEnvironment()

@@ -235,3 +235,39 @@ def test_shadow_and_observe_record_but_never_change(pack: CatalogPack) -> None:
         out = resolve(routing, verdict, evaluation=ev(DOCS), mode=mode, policy=POLICY)
         assert [h.to_json() for h in out.hints] == base
         assert (out.applied, out.evaluator_top) == (False, "mcp-docs-navigator")
+
+
+def test_an_applied_single_admits_no_unendorsed_secondary(pack: CatalogPack) -> None:
+    prompt = "rivedi il codice coldfusion e aggiorna la documentazione"
+    routing, verdict = routed(pack, prompt)
+    routing.composite = True  # the deterministic rule would add a secondary on a composite prompt
+    plain = resolve(routing, verdict, evaluation=None, mode="boost-only", policy=POLICY)
+    cf = ("mcp-coldfusion-developer", "primary", 0.95, "exact-specialist-match")
+    single = resolve(routing, verdict, evaluation=ev(cf), mode="boost-only", policy=POLICY)
+    assert len(plain.hints) == 2 and plain.hints[1].kind == "skill"
+    assert [h.id for h in single.hints if h.kind == "skill"] == ["mcp-coldfusion-developer"]
+
+
+def test_a_candidate_judged_irrelevant_is_not_added_as_secondary(pack: CatalogPack) -> None:
+    prompt = "rivedi il codice coldfusion e aggiorna la documentazione"
+    routing, verdict = routed(pack, prompt)
+    routing.composite = True
+    cf = ("mcp-coldfusion-developer", "primary", 0.95, "exact-specialist-match")
+    docs = ("mcp-docs-navigator", "secondary", 0.2, "candidate-too-generic")
+    out = resolve(
+        routing,
+        verdict,
+        evaluation=ev(cf, docs, decision="compose"),
+        mode="boost-only",
+        policy=POLICY,
+    )
+    assert "mcp-docs-navigator" not in [h.id for h in out.hints]
+    endorsed = ("mcp-docs-navigator", "secondary", 0.8, "documentation-evidence-required")
+    out2 = resolve(
+        routing,
+        verdict,
+        evaluation=ev(cf, endorsed, decision="compose"),
+        mode="boost-only",
+        policy=POLICY,
+    )
+    assert [h.id for h in out2.hints][:2] == ["mcp-coldfusion-developer", "mcp-docs-navigator"]
