@@ -12,6 +12,7 @@ import sys
 BENCHMARKS: dict[str, str] = {
     "route_hook": "benchmarks.bench_route_hook",
     "evaluator": "benchmarks.bench_evaluator",
+    "vectors": "benchmarks.bench_vectors",
 }
 
 
