@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench eval-evidence schemas clean
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence clean smoke-cloud
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The Ollama Cloud spike (spec 000 §29 WP 6.1): by hand only; prints `skipped` without OLLAMA_API_KEY.
+smoke-cloud: $(STAMP)
+	$(BIN)/python -m tht.smoke_cloud
 
 # Evidence retrieval on BIRD mini-dev (docs/evidence.md): hit@1/5/10 and MRR, hybrid vs dense vs
 # BM25, RRF k tuned on a documented subset. BIRD_DIR overrides the data folder

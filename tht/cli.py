@@ -48,7 +48,17 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
-    from tht.commands import evidence, ledger, search, session, workflow, workspace
+    from tht.commands import (
+        evaluator,
+        evidence,
+        hooks,
+        ledger,
+        route,
+        search,
+        session,
+        workflow,
+        workspace,
+    )
 
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(session.app, name="session")
@@ -60,6 +70,9 @@ def _register() -> None:
     app.add_typer(ledger.ledger_app, name="ledger")
     app.add_typer(ledger.schemas_app, name="schemas")
     app.add_typer(ledger.outbox_app, name="outbox")
+    app.add_typer(route.app, name="route")
+    app.add_typer(hooks.app, name="hooks")
+    app.add_typer(evaluator.app, name="evaluator")
     app.add_typer(evidence.app, name="evidence")
     app.add_typer(search.app, name="search")
 

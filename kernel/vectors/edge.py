@@ -77,6 +77,7 @@ class EdgeVectorStore(QdrantStoreBase):
         self._monotonic = monotonic
         self._shard: qe.EdgeShard | None = None
         self._info: CollectionInfo | None = None
+        self._idf_stale = False
 
     @classmethod
     def for_workspace(cls, workspace: Workspace, **kwargs: Any) -> EdgeVectorStore:
@@ -99,10 +100,16 @@ class EdgeVectorStore(QdrantStoreBase):
     def close(self) -> None:
         shard, self._shard = self._shard, None
         self._info = None
+        self._idf_stale = False
         if shard is not None:
             with self._engine("close"):
                 shard.flush()
                 shard.close()
+
+    @property
+    def shard(self) -> qe.EdgeShard:
+        """The open engine shard (benchmarks and diagnostics only; opens it if needed)."""
+        return self._open()
 
     def flush(self) -> None:
         if self._shard is not None:
@@ -184,6 +191,12 @@ class EdgeVectorStore(QdrantStoreBase):
         info = self._layout()
         self._check_points(points, info)
         shard = self._open()
+        if not self._idf_stale:
+            with self._engine("look up points"):
+                known = shard.retrieve(
+                    [p.id for p in points], with_payload=False, with_vector=False
+                )
+            self._idf_stale = bool(known)  # replaced points linger in the IDF statistics
         for start in range(0, len(points), _BATCH):
             batch = [_edge_point(p) for p in points[start : start + _BATCH]]
             with self._engine("upsert points"):
@@ -194,8 +207,12 @@ class EdgeVectorStore(QdrantStoreBase):
     def delete(self, where: VectorFilter) -> None:
         shard = self._open()
         with self._engine("delete points"):
-            shard.update(qe.UpdateOperation.delete_points_by_filter(_edge_filter(where)))
+            edge_filter = _edge_filter(where)
+            if shard.count(qe.CountRequest(exact=True, filter=edge_filter)) == 0:
+                return
+            shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
             shard.flush()
+        self._idf_stale = True  # deleted points linger in the IDF statistics
 
     def count(self, where: VectorFilter) -> int:
         shard = self._open()
@@ -212,10 +229,11 @@ class EdgeVectorStore(QdrantStoreBase):
         limit: int,
         idf_corpus: VectorFilter | None,
     ) -> qe.QueryRequest:
+        params: qe.SearchParams | None
         if using == "dense":
             assert not isinstance(vector, SparseVector)
             query = qe.Query.Nearest(list(vector))
-            params = None
+            params = qe.SearchParams(exact=True)  # HNSW, once built, is approximate
         else:
             assert isinstance(vector, SparseVector)
             query = qe.Query.Nearest(
@@ -244,10 +262,12 @@ class EdgeVectorStore(QdrantStoreBase):
         limit: int,
         idf_corpus: VectorFilter | None,
     ) -> list[RankedHit]:
+        if using == "bm25" and idf_corpus is None and self._idf_stale:
+            self._refresh_idf()
         shard = self._open()
         request = self._request(using, vector, where, limit, idf_corpus)
         with self._engine("query"):
-            return [RankedHit(str(p.id), p.score) for p in shard.query(request)]
+            return [RankedHit(p.id, p.score) for p in shard.query(request)]
 
     def _search_pair(
         self,
@@ -257,27 +277,34 @@ class EdgeVectorStore(QdrantStoreBase):
         limit: int,
         idf_corpus: VectorFilter | None,
     ) -> tuple[list[RankedHit], list[RankedHit]]:
-        shard = self._open()
-        batch = qe.QueryBatchRequest(
-            [
-                self._request("dense", dense, where, limit, None),
-                self._request("bm25", sparse, where, limit, idf_corpus),
-            ]
-        )
-        with self._engine("query"):
-            dense_hits, bm25_hits = shard.query_batch(batch)
-            return (
-                [RankedHit(str(p.id), p.score) for p in dense_hits],
-                [RankedHit(str(p.id), p.score) for p in bm25_hits],
-            )
+        """Two in-process queries back to back.
 
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        Edge's ``query_batch`` was measured slower for this pair (0.61 ms against 0.40 ms for the
+        two queries, 10k points, 1/33 filter): in-process there is no round trip to save.
+        """
+        return (
+            self._search("dense", dense, where, limit, None),
+            self._search("bm25", sparse, where, limit, idf_corpus),
+        )
+
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
         shard = self._open()
         with self._engine("retrieve payloads"):
             records = shard.retrieve(list(ids), with_payload=True, with_vector=False)
-            return {str(r.id): dict(r.payload or {}) for r in records}
+            return {r.id: dict(r.payload or {}) for r in records}
 
     # --- internals ---------------------------------------------------------------------------
+
+    def _refresh_idf(self) -> None:
+        """Reload the shard so its IDF statistics count live points only.
+
+        Qdrant's sparse index keeps deleted and replaced points in its collection-wide IDF
+        statistics until segments are rebuilt; loading the shard recomputes them from live points
+        (measured). Done once after a write, before the next BM25 query without ``idf_corpus``:
+        a publication writes, then evaluates.
+        """
+        self.close()
+        self._open()
 
     def _is_absent(self) -> bool:
         """No collection here yet: the folder is missing or empty."""

@@ -75,7 +75,8 @@ class EmbeddingCache:
                 with contextlib.suppress(OSError):
                     source.replace(source.with_name(source.name + ".corrupt"))
 
-    def get(self, keys: Sequence[bytes], dim: int) -> dict[bytes, Vectors]:
+    def get(self, keys: Sequence[bytes]) -> dict[bytes, Vectors]:
+        """The cached vectors of ``keys`` that exist (rows of another length are skipped)."""
         db = self._connect()
         found: dict[bytes, Vectors] = {}
         if db is None:
@@ -88,7 +89,7 @@ class EmbeddingCache:
                     f"SELECT key, dim, vector FROM vectors WHERE key IN ({marks})", chunk
                 ).fetchall()
                 for key, row_dim, blob in rows:
-                    if row_dim == dim and len(blob) == 4 * dim:
+                    if row_dim > 0 and len(blob) == 4 * row_dim:
                         found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
         except sqlite3.DatabaseError:
             self._broken = True
@@ -148,30 +149,40 @@ class CachedEmbedder:
         return self._embed(texts, "passage")
 
     def _embed(self, texts: Sequence[str], role: EmbeddingRole) -> Vectors:
-        dim = self.inner.dimension
+        if not texts:
+            return np.zeros((0, self.inner.dimension), dtype=np.float32)
         identity = self.inner.identity
         keys = [cache_key(identity, role, t) for t in texts]
-        found = self.cache.get(list(dict.fromkeys(keys)), dim)
-        missing: dict[bytes, str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key not in found and key not in missing:
-                missing[key] = text
+        text_of = dict(zip(keys, texts, strict=True))
+        found = self.cache.get(list(text_of))
+        missing = [key for key in text_of if key not in found]
+        fresh: dict[bytes, Vectors] = {}
         if missing:
-            todo = list(missing.values())
-            fresh = (
-                self.inner.embed_queries(todo)
-                if role == "query"
-                else self.inner.embed_passages(todo)
-            )
-            new = dict(zip(missing, fresh, strict=True))
-            self.cache.put(new.items())
-            found.update(new)
-        self.misses += len(missing)
-        self.hits += len(texts) - len(missing)
+            fresh = self._fresh(missing, text_of, role)
+            dim = len(next(iter(fresh.values())))
+        else:
+            dim = len(next(iter(found.values())))
+        stale = [key for key, vector in found.items() if len(vector) != dim]
+        if stale:  # the endpoint changed its model under the same name: embed those again
+            fresh.update(self._fresh(stale, text_of, role))
+        found.update(fresh)
+        self.misses += len(fresh)
+        self.hits += len(texts) - len(fresh)
         out = np.empty((len(texts), dim), dtype=np.float32)
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out
+
+    def _fresh(
+        self, keys: list[bytes], text_of: dict[bytes, str], role: EmbeddingRole
+    ) -> dict[bytes, Vectors]:
+        todo = [text_of[key] for key in keys]
+        vectors = (
+            self.inner.embed_queries(todo) if role == "query" else self.inner.embed_passages(todo)
+        )
+        new = dict(zip(keys, vectors, strict=True))
+        self.cache.put(new.items())
+        return new
 
     def close(self) -> None:
         self.cache.close()

