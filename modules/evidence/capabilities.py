@@ -17,7 +17,6 @@ from modules.evidence.catalog import EvidencePaths
 
 if TYPE_CHECKING:
     from kernel.vectors import Embedder, SparseVector, VectorStore
-
     from modules.evidence.preparation import Restructurer
 
 __all__ = ["EvidenceCapabilities", "EvidenceSettings", "SparseEncoder"]

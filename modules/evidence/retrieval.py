@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
     from kernel.vectors.embedder import Embedder
-
     from modules.evidence.capabilities import SparseEncoder
 
 __all__ = [
