@@ -52,13 +52,45 @@ class EvidenceRuntime:
         return self._once("bm25", lambda: bm25_encoder(self.workspace_settings))
 
     def restructurer(self) -> Any:
-        """The optional model restructuring (``evidence.restructure_profile``), else None."""
-        profile = getattr(self.settings, "restructure_profile", None)
-        if not profile:
-            return None
-        from tht.evidence_model import model_restructurer
+        """The optional model restructuring (``evidence.restructure_profile``), else None.
 
-        return model_restructurer(self.workspace, profile)
+        The profile is a built-in one or one defined under ``evidence.profiles`` of the user
+        config file (keys only by environment variable name); the transport is
+        ``kernel.llm``'s OpenAI-compatible client: one call per source, never retried.
+        """
+        profile_id = getattr(self.settings, "restructure_profile", None)
+        if not profile_id:
+            return None
+        import os
+
+        from kernel.llm.client import ChatMessage, OpenAICompatibleClient
+        from kernel.llm.settings import resolve_profile
+        from modules.evidence.restructuring import ModelRestructurer
+
+        profiles, source = _user_evidence_profiles()
+        profile = resolve_profile(
+            str(profile_id),
+            file_profiles=profiles,
+            env=os.environ,
+            source=source,
+            cloud_opt_in=bool(self.settings.restructure_cloud_opt_in),
+            opt_in_hint="set evidence.restructure_cloud_opt_in: true in workspace.yaml",
+        )
+        client = OpenAICompatibleClient(env=os.environ)
+        timeout_ms = int(self.settings.restructure_timeout_ms)
+
+        def chat(system: str, user: str, schema: dict[str, Any]) -> str:
+            answer = client.chat(
+                profile,
+                [ChatMessage("system", system), ChatMessage("user", user)],
+                max_tokens=4000,
+                timeout_ms=timeout_ms,
+                json_schema=schema if profile.response_format == "json-schema" else None,
+                schema_name="evidence_units",
+            )
+            return answer.raw_text
+
+        return ModelRestructurer(chat=chat, describe=f"profile {profile.id}")
 
     def capabilities(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
         from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
@@ -136,3 +168,21 @@ def progress_reporter(*, enabled: bool, label: str) -> Iterator[Callable[..., No
                 progress.update(task, description=item, completed=done, total=total)
 
         yield report
+
+
+def _user_evidence_profiles() -> tuple[dict[str, Any] | None, str]:
+    """``evidence.profiles`` of the user config file (None when absent) and where it came from."""
+    from kernel.config_errors import load_yaml_mapping
+    from kernel.errors import UsageError
+    from tht.paths import user_config_file
+
+    path = user_config_file()
+    if not path.is_file():
+        return None, str(path)
+    section = load_yaml_mapping(path).get("evidence") or {}
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: evidence: must be a mapping")
+    profiles = section.get("profiles")
+    if profiles is not None and not isinstance(profiles, dict):
+        raise UsageError(f"{path}: evidence.profiles: must be a mapping")
+    return profiles, f"{path}: evidence"
