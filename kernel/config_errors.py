@@ -13,7 +13,12 @@ from typing import Any
 
 from kernel.errors import UsageError
 
-__all__ = ["field_path", "load_yaml_mapping", "usage_error_from_validation"]
+__all__ = [
+    "field_path",
+    "load_yaml_mapping",
+    "parse_yaml_mapping",
+    "usage_error_from_validation",
+]
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -43,14 +48,23 @@ def usage_error_from_validation(
 
 def load_yaml_mapping(path: Path) -> dict[str, Any]:
     """Read a YAML file whose top level must be a mapping; errors name the file (exit 2)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as err:
+        raise UsageError(f"{path}: file not found") from err
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err}") from err
+    return parse_yaml_mapping(raw, str(path))
+
+
+def parse_yaml_mapping(raw: bytes, path: str) -> dict[str, Any]:
+    """Parse YAML bytes whose top level must be a mapping; errors name ``path`` (exit 2)."""
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        raise UsageError(f"{path}: file not found") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"{path}: cannot read: {err}") from err
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path}: not UTF-8 text: {err}") from err
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

@@ -13,6 +13,7 @@ from typing import ClassVar
 __all__ = [
     "EXIT_CODES",
     "ConflictError",
+    "IntegrityError",
     "InternalError",
     "NotFoundError",
     "PolicyError",
@@ -94,4 +95,16 @@ EXIT_CODES: Mapping[int, str] = {
     4: "conflict: concurrent append lost the race; retry reads fresh state",
     5: "refused by policy: the transition or write is not allowed now",
     6: "unavailable dependency: nothing was changed",
+    7: "integrity: a ledger failed verification (schema, seq, hash chain, head anchor)",
 }
+
+
+class IntegrityError(ThtError):
+    """A ledger failed verification: schema, gapless seq, hash chain or head anchor (exit 7).
+
+    Not in ARCHITECTURE §5's table, which has no code for "the stored history is damaged"; added
+    beside it so scripts can tell tampering or corruption from a bug (1) or a refusal (5).
+    """
+
+    exit_code = 7
+    code = "integrity"

@@ -52,6 +52,13 @@ evidence:
 
 vector_store:
   kind: edge            # edge: embedded Qdrant Edge under .tht/ ; server: a Qdrant server by url
+
+# After-finalize hooks: commands run best-effort through the outbox once a session is finalized,
+# with the session summary as JSON on stdin (retried by `tht outbox run`). Example:
+#   after_finalize:
+#     - name: notify
+#       command: ["sh", "-c", "cat >> finalized.jsonl"]
+after_finalize: []
 """
 
 
@@ -82,6 +89,13 @@ def _models() -> type[BaseModel]:
         kind: Literal["fs", "postgres"] = "fs"
         dsn_env: str | None = None
 
+    class AfterFinalizeCommand(_Strict):
+        """An after-finalize hook: a command run with the session summary JSON on stdin."""
+
+        name: str = Field(pattern=r"^[a-z][a-z0-9_.-]{0,40}$")
+        command: list[str] = Field(min_length=1)
+        timeout_s: float = Field(default=30.0, gt=0, le=3600)
+
     class WorkspaceSettings(_Strict):
         version: Literal[1] = 1
         name: str = "workspace"
@@ -90,6 +104,7 @@ def _models() -> type[BaseModel]:
         evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
         vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
         store: StoreSettings = Field(default_factory=StoreSettings)
+        after_finalize: list[AfterFinalizeCommand] = Field(default_factory=list)
 
     return WorkspaceSettings
 

@@ -48,6 +48,18 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
+    from tht.commands import ledger, session, workflow, workspace
+
+    app.add_typer(workspace.app, name="workspace")
+    app.add_typer(session.app, name="session")
+    app.command("propose")(workflow.propose)
+    app.add_typer(workflow.review_app, name="review")
+    app.add_typer(workflow.decision_app, name="decision")
+    app.add_typer(workflow.stage_app, name="stage")
+    app.add_typer(workflow.artifact_app, name="artifact")
+    app.add_typer(ledger.ledger_app, name="ledger")
+    app.add_typer(ledger.schemas_app, name="schemas")
+    app.add_typer(ledger.outbox_app, name="outbox")
 
 
 _register()

@@ -1,0 +1,41 @@
+"""Per-module capability objects (spec 003 §11): narrow, made for one module, built by the
+composition root. There is no universal context, and no module ever receives the ledger writer:
+a module returns a ``ModuleOutcome`` and the kernel applies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernel.clock import Clock
+from kernel.fold import DecisionRecord
+
+__all__ = ["DisambiguationCapabilities", "SessionView", "WorkspaceScope"]
+
+
+@dataclass(frozen=True)
+class WorkspaceScope:
+    """What the workspace database is for (glossary "Workspace scope")."""
+
+    description: str
+    refuse: tuple[str, ...]
+    languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A read-only projection of one session at one stage."""
+
+    session: str
+    question: str
+    stage: str
+    invocation: str
+    effective_decisions: tuple[DecisionRecord, ...]
+
+
+@dataclass(frozen=True)
+class DisambiguationCapabilities:
+    """What Question Admission and the clarification policy may use."""
+
+    clock: Clock
+    scope: WorkspaceScope

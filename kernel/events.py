@@ -1,0 +1,637 @@
+"""Ledger events: the envelope of ARCHITECTURE §3.1 and every registered event type.
+
+Every ledger line is one :class:`Event` subclass, a frozen ``msgspec.Struct`` tagged on ``type``.
+The set of types is a core contract (``DecisionType`` for the domain decisions): kernel types are
+owned by the kernel, domain decision types by the module named in :data:`EVENT_TYPES`, but all are
+registered here so the kernel can validate every outcome. ``ledger_schemas/`` is generated from
+these classes (``tht schemas export``) and a test fails when the two drift.
+
+Line format (deterministic): the msgspec JSON encoding of the struct, fields in declaration order
+(``type`` first, ``payload`` last), compact, UTF-8, one line per event.
+
+Schema evolution follows msgspec's rules: a new field gets a default, a field never changes type,
+and a breaking change is a new version ``v`` of the type.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "DECISION_TYPES",
+    "EVENT_TYPES",
+    "KERNEL_TYPES",
+    "RECEIPT_TYPES",
+    "AnyEvent",
+    "DecisionType",
+    "Event",
+    "EventDraft",
+    "EventTypeInfo",
+    "Payload",
+    "ProposedEvent",
+    "ReviewOptionPayload",
+    "decode_event",
+    "decode_lines",
+    "encode_event",
+    "info_of",
+    "payload_from_builtins",
+    "stamp",
+]
+
+
+class Payload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of every payload: strict (unknown fields are an error)."""
+
+
+class Event(msgspec.Struct, frozen=True, tag_field="type"):
+    """The envelope; ``payload`` is declared by each subclass, so it encodes last.
+
+    No field has a default: every line carries the whole envelope, and events are only ever
+    constructed by the ledger's stamping (from an :class:`EventDraft`) or by decoding.
+    """
+
+    seq: int
+    ts: str
+    v: int
+    actor: str
+    stage: str | None
+    invocation: str | None
+    attempt: int | None
+    subject: str | None
+    retracts: int | None
+    causation: int | None
+    prev: str
+
+
+# --------------------------------------------------------------------------- kernel payloads
+
+
+class WorkflowRef(Payload, frozen=True, kw_only=True):
+    name: str
+    version: int
+    sha256: str
+
+
+class SessionCreatedPayload(Payload, frozen=True, kw_only=True):
+    question: str
+    workflow: WorkflowRef
+    derived_from: str | None = None
+
+
+class Empty(Payload, frozen=True, kw_only=True):
+    pass
+
+
+class ProposedEvent(Payload, frozen=True, kw_only=True):
+    """A domain event inside a review option: applied only if a human chooses the option."""
+
+    type: str
+    subject: str | None = None
+    payload: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ReviewOptionPayload(Payload, frozen=True, kw_only=True):
+    id: str
+    label: str
+    events: tuple[ProposedEvent, ...] = ()
+
+
+class ReviewRequestedPayload(Payload, frozen=True, kw_only=True):
+    kind: Literal["select", "decide", "confirm"]
+    prompt: str
+    options: tuple[ReviewOptionPayload, ...] = ()
+    artifacts: tuple[str, ...] = ()
+
+
+class ReviewAnsweredPayload(Payload, frozen=True, kw_only=True):
+    choice: tuple[str, ...] = ()
+    approved: bool | None = None
+    rationale: str = ""
+
+
+class StageCompletedPayload(Payload, frozen=True, kw_only=True):
+    via: Literal["auto", "review", "kernel"]
+
+
+class ReasonPayload(Payload, frozen=True, kw_only=True):
+    reason: str
+
+
+class OptionalReasonPayload(Payload, frozen=True, kw_only=True):
+    reason: str = ""
+
+
+class FailurePayload(Payload, frozen=True, kw_only=True):
+    code: str
+    message: str
+
+
+class RevisionRequestedPayload(Payload, frozen=True, kw_only=True):
+    target: str
+    reason: str
+
+
+class ArtifactWrittenPayload(Payload, frozen=True, kw_only=True):
+    name: str
+    sha256: str
+    size: int
+
+
+class SessionFinalizedPayload(Payload, frozen=True, kw_only=True):
+    effective_decisions: int
+    artifacts: tuple[str, ...] = ()
+
+
+class SessionDerivedPayload(Payload, frozen=True, kw_only=True):
+    from_session: str
+    from_head: str
+    reason: str = ""
+
+
+class ContributionFailedPayload(Payload, frozen=True, kw_only=True):
+    code: str
+    message: str
+    policy: Literal["required", "best_effort"]
+
+
+# --------------------------------------------------------------------------- domain payloads
+
+
+class QuestionAdmittedPayload(Payload, frozen=True, kw_only=True):
+    checks: tuple[str, ...] = ()
+
+
+class QuestionRefusedPayload(Payload, frozen=True, kw_only=True):
+    code: str
+    reason: str
+
+
+class ConceptClarifiedPayload(Payload, frozen=True, kw_only=True):
+    meaning: str
+    target: str | None = None
+    alternatives: tuple[str, ...] = ()
+
+
+class AmbiguityOpenPayload(Payload, frozen=True, kw_only=True):
+    question: str
+    options: tuple[str, ...] = ()
+    unanswerable: bool = False
+
+
+class ValueGroundedPayload(Payload, frozen=True, kw_only=True):
+    value: str
+    column: str
+    meaning: str = ""
+
+
+class MemoryAppliedPayload(Payload, frozen=True, kw_only=True):
+    memory_id: str
+    content: str = ""
+
+
+class MemoryRejectedPayload(Payload, frozen=True, kw_only=True):
+    memory_id: str
+    reason: str = ""
+
+
+class QuestionRewrittenPayload(Payload, frozen=True, kw_only=True):
+    question: str
+    assumptions: tuple[str, ...] = ()
+
+
+class SchemaLinkedPayload(Payload, frozen=True, kw_only=True):
+    tables: tuple[str, ...]
+    columns: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    notes: str = ""
+
+
+class EvidenceDecisionPayload(Payload, frozen=True, kw_only=True):
+    evidence_id: str
+    reason: str = ""
+
+
+class ConceptFormulaPayload(Payload, frozen=True, kw_only=True):
+    formula: str
+    evidence_id: str | None = None
+    inputs: tuple[str, ...] = ()
+    reason: str = ""
+
+
+class EvidenceConsultedPayload(Payload, frozen=True, kw_only=True):
+    purpose: Literal["disambiguation", "rewriting", "schema_linking", "sql_generation"]
+    generation: str
+    returned: tuple[str, ...] = ()
+
+
+class CteApprovedPayload(Payload, frozen=True, kw_only=True):
+    name: str
+    artifact: str
+
+
+class SqlApprovedPayload(Payload, frozen=True, kw_only=True):
+    artifact: str = "sql_final.sql"
+    dialect: str = "postgresql"
+
+
+class ResultVerifiedPayload(Payload, frozen=True, kw_only=True):
+    rows: int
+    checks: tuple[str, ...] = ()
+    ok: bool = True
+
+
+class DatamartDefinedPayload(Payload, frozen=True, kw_only=True):
+    name: str
+    artifact: str = "datamart.sql"
+
+
+class MemoryPromotedPayload(Payload, frozen=True, kw_only=True):
+    source_seq: int
+    memory_id: str = ""
+    content: str = ""
+
+
+class MemoryPromotionDeclinedPayload(Payload, frozen=True, kw_only=True):
+    source_seq: int
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- event types
+# Kernel-owned.
+
+
+class SessionCreated(Event, tag="session_created", frozen=True):
+    payload: SessionCreatedPayload
+
+
+class StageStarted(Event, tag="stage_started", frozen=True):
+    payload: Empty
+
+
+class ReviewRequested(Event, tag="review_requested", frozen=True):
+    payload: ReviewRequestedPayload
+
+
+class ReviewAnswered(Event, tag="review_answered", frozen=True):
+    payload: ReviewAnsweredPayload
+
+
+class StageCompleted(Event, tag="stage_completed", frozen=True):
+    payload: StageCompletedPayload
+
+
+class StageSkipped(Event, tag="stage_skipped", frozen=True):
+    payload: ReasonPayload
+
+
+class StageFailed(Event, tag="stage_failed", frozen=True):
+    payload: FailurePayload
+
+
+class RevisionRequested(Event, tag="revision_requested", frozen=True):
+    payload: RevisionRequestedPayload
+
+
+class StageReopened(Event, tag="stage_reopened", frozen=True):
+    payload: ReasonPayload
+
+
+class DecisionRetracted(Event, tag="decision_retracted", frozen=True):
+    payload: ReasonPayload
+
+
+class ArtifactWritten(Event, tag="artifact_written", frozen=True):
+    payload: ArtifactWrittenPayload
+
+
+class SessionPaused(Event, tag="session_paused", frozen=True):
+    payload: OptionalReasonPayload
+
+
+class SessionResumed(Event, tag="session_resumed", frozen=True):
+    payload: OptionalReasonPayload
+
+
+class SessionFinalized(Event, tag="session_finalized", frozen=True):
+    payload: SessionFinalizedPayload
+
+
+class SessionDerived(Event, tag="session_derived", frozen=True):
+    payload: SessionDerivedPayload
+
+
+class ContributionFailed(Event, tag="contribution_failed", frozen=True):
+    payload: ContributionFailedPayload
+
+
+# Domain decisions (owned by their modules, registered centrally).
+
+
+class QuestionAdmitted(Event, tag="question_admitted", frozen=True):
+    payload: QuestionAdmittedPayload
+
+
+class QuestionRefused(Event, tag="question_refused", frozen=True):
+    payload: QuestionRefusedPayload
+
+
+class ConceptClarified(Event, tag="concept_clarified", frozen=True):
+    payload: ConceptClarifiedPayload
+
+
+class AmbiguityOpen(Event, tag="ambiguity_open", frozen=True):
+    payload: AmbiguityOpenPayload
+
+
+class ValueGrounded(Event, tag="value_grounded", frozen=True):
+    payload: ValueGroundedPayload
+
+
+class MemoryApplied(Event, tag="memory_applied", frozen=True):
+    payload: MemoryAppliedPayload
+
+
+class MemoryRejected(Event, tag="memory_rejected", frozen=True):
+    payload: MemoryRejectedPayload
+
+
+class QuestionRewritten(Event, tag="question_rewritten", frozen=True):
+    payload: QuestionRewrittenPayload
+
+
+class SchemaLinked(Event, tag="schema_linked", frozen=True):
+    payload: SchemaLinkedPayload
+
+
+class EvidenceAccepted(Event, tag="evidence_accepted", frozen=True):
+    payload: EvidenceDecisionPayload
+
+
+class EvidenceRejected(Event, tag="evidence_rejected", frozen=True):
+    payload: EvidenceDecisionPayload
+
+
+class ConceptFormulaApproved(Event, tag="concept_formula_approved", frozen=True):
+    payload: ConceptFormulaPayload
+
+
+class ConceptFormulaRejected(Event, tag="concept_formula_rejected", frozen=True):
+    payload: ConceptFormulaPayload
+
+
+class EvidenceConsulted(Event, tag="evidence_consulted", frozen=True):
+    payload: EvidenceConsultedPayload
+
+
+class CteApproved(Event, tag="cte_approved", frozen=True):
+    payload: CteApprovedPayload
+
+
+class SqlApproved(Event, tag="sql_approved", frozen=True):
+    payload: SqlApprovedPayload
+
+
+class ResultVerified(Event, tag="result_verified", frozen=True):
+    payload: ResultVerifiedPayload
+
+
+class DatamartDefined(Event, tag="datamart_defined", frozen=True):
+    payload: DatamartDefinedPayload
+
+
+class DatamartSkipped(Event, tag="datamart_skipped", frozen=True):
+    payload: ReasonPayload
+
+
+class MemoryPromoted(Event, tag="memory_promoted", frozen=True):
+    payload: MemoryPromotedPayload
+
+
+class MemoryPromotionDeclined(Event, tag="memory_promotion_declined", frozen=True):
+    payload: MemoryPromotionDeclinedPayload
+
+
+# --------------------------------------------------------------------------- registry
+
+
+class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What the kernel knows about one event type."""
+
+    type: str
+    version: int
+    owner: str
+    category: Literal["kernel", "decision", "receipt"]
+    cls: builtins.type[Event]
+    payload: builtins.type[Payload]
+    description: str
+
+
+def _info(
+    cls: type[Event], owner: str, category: Literal["kernel", "decision", "receipt"], doc: str
+) -> EventTypeInfo:
+    tag = cls.__struct_config__.tag
+    assert isinstance(tag, str)
+    (resolved,) = (f.type for f in msgspec.structs.fields(cls) if f.name == "payload")
+    assert isinstance(resolved, type) and issubclass(resolved, Payload)
+    return EventTypeInfo(
+        type=tag,
+        version=1,
+        owner=owner,
+        category=category,
+        cls=cls,
+        payload=resolved,
+        description=doc,
+    )
+
+
+_K = "kernel"
+EVENT_TYPES: dict[str, EventTypeInfo] = {
+    info.type: info
+    for info in (
+        _info(SessionCreated, _K, "kernel", "A session was created for a question."),
+        _info(StageStarted, _K, "kernel", "A module invocation started (or retried) a step."),
+        _info(
+            ReviewRequested, _K, "kernel", "A human review was requested (select/decide/confirm)."
+        ),
+        _info(ReviewAnswered, _K, "kernel", "A human answered a review or revision request."),
+        _info(StageCompleted, _K, "kernel", "A step completed (automatically or by approval)."),
+        _info(StageSkipped, _K, "kernel", "A human skipped a step where its policy allows."),
+        _info(StageFailed, _K, "kernel", "A step failed; a required step blocks the workflow."),
+        _info(RevisionRequested, _K, "kernel", "A module asked to re-run this or an earlier step."),
+        _info(StageReopened, _K, "kernel", "A step was reopened; it and later results are stale."),
+        _info(DecisionRetracted, _K, "kernel", "A human withdrew one decision."),
+        _info(ArtifactWritten, _K, "kernel", "An artifact was written; its SHA-256 is recorded."),
+        _info(SessionPaused, _K, "kernel", "The session was paused (stop and save)."),
+        _info(SessionResumed, _K, "kernel", "A paused session was resumed."),
+        _info(SessionFinalized, _K, "kernel", "The session was finalized; it is now immutable."),
+        _info(SessionDerived, _K, "kernel", "This session derives from a finalized one."),
+        _info(ContributionFailed, _K, "kernel", "A contribution to an extension point failed."),
+        _info(QuestionAdmitted, "disambiguation", "decision", "Admission accepted the question."),
+        _info(QuestionRefused, "disambiguation", "decision", "Admission refused the question."),
+        _info(ConceptClarified, "disambiguation", "decision", "A concept's meaning was chosen."),
+        _info(AmbiguityOpen, "disambiguation", "decision", "An ambiguity was left open."),
+        _info(ValueGrounded, "disambiguation", "decision", "A value was grounded to a column."),
+        _info(MemoryApplied, "memory", "decision", "A recalled memory was applied."),
+        _info(MemoryRejected, "memory", "decision", "A recalled memory was rejected."),
+        _info(QuestionRewritten, "disambiguation", "decision", "The question was rewritten."),
+        _info(SchemaLinked, "core", "decision", "Tables and columns were linked."),
+        _info(EvidenceAccepted, "evidence", "decision", "An evidence unit was accepted."),
+        _info(EvidenceRejected, "evidence", "decision", "An evidence unit was rejected."),
+        _info(ConceptFormulaApproved, "evidence", "decision", "A concept formula was approved."),
+        _info(ConceptFormulaRejected, "evidence", "decision", "A concept formula was rejected."),
+        _info(EvidenceConsulted, "evidence", "receipt", "Evidence was consulted (ids only)."),
+        _info(CteApproved, "core", "decision", "A CTE was approved."),
+        _info(SqlApproved, "core", "decision", "The final SQL was approved."),
+        _info(ResultVerified, "core", "decision", "The result was verified."),
+        _info(DatamartDefined, "datamart", "decision", "A datamart was defined."),
+        _info(DatamartSkipped, "datamart", "decision", "The datamart was not needed."),
+        _info(MemoryPromoted, "memory", "decision", "A clarification was promoted to memory."),
+        _info(MemoryPromotionDeclined, "memory", "decision", "A promotion was declined."),
+    )
+}
+
+KERNEL_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "kernel"
+)
+DECISION_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "decision"
+)
+RECEIPT_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "receipt"
+)
+
+DecisionType = Literal[
+    "question_admitted",
+    "question_refused",
+    "concept_clarified",
+    "ambiguity_open",
+    "value_grounded",
+    "memory_applied",
+    "memory_rejected",
+    "question_rewritten",
+    "schema_linked",
+    "evidence_accepted",
+    "evidence_rejected",
+    "concept_formula_approved",
+    "concept_formula_rejected",
+    "cte_approved",
+    "sql_approved",
+    "result_verified",
+    "datamart_defined",
+    "datamart_skipped",
+    "memory_promoted",
+    "memory_promotion_declined",
+]
+
+AnyEvent = (
+    SessionCreated
+    | StageStarted
+    | ReviewRequested
+    | ReviewAnswered
+    | StageCompleted
+    | StageSkipped
+    | StageFailed
+    | RevisionRequested
+    | StageReopened
+    | DecisionRetracted
+    | ArtifactWritten
+    | SessionPaused
+    | SessionResumed
+    | SessionFinalized
+    | SessionDerived
+    | ContributionFailed
+    | QuestionAdmitted
+    | QuestionRefused
+    | ConceptClarified
+    | AmbiguityOpen
+    | ValueGrounded
+    | MemoryApplied
+    | MemoryRejected
+    | QuestionRewritten
+    | SchemaLinked
+    | EvidenceAccepted
+    | EvidenceRejected
+    | ConceptFormulaApproved
+    | ConceptFormulaRejected
+    | EvidenceConsulted
+    | CteApproved
+    | SqlApproved
+    | ResultVerified
+    | DatamartDefined
+    | DatamartSkipped
+    | MemoryPromoted
+    | MemoryPromotionDeclined
+)
+
+
+class EventDraft(msgspec.Struct, frozen=True, kw_only=True):
+    """An event before the ledger stamps it with ``seq``, ``ts`` and ``prev``."""
+
+    type: str
+    actor: str
+    payload: Payload
+    stage: str | None = None
+    invocation: str | None = None
+    attempt: int | None = None
+    subject: str | None = None
+    retracts: int | None = None
+    causation: int | None = None
+
+
+_ENCODER = msgspec.json.Encoder(order="deterministic")
+_DECODER: msgspec.json.Decoder[AnyEvent] = msgspec.json.Decoder(AnyEvent)
+
+
+def encode_event(event: Event) -> bytes:
+    """The deterministic line bytes of one event (no trailing newline)."""
+    return _ENCODER.encode(event)
+
+
+def decode_event(line: bytes) -> Event:
+    """Decode and validate one line; raises ``msgspec.ValidationError`` / ``DecodeError``."""
+    return _DECODER.decode(line)
+
+
+def decode_lines(data: bytes) -> list[Event]:
+    """Decode newline-delimited events (every line complete and valid)."""
+    return list(_DECODER.decode_lines(data))
+
+
+def payload_from_builtins(event_type: str, payload: Any) -> Payload:
+    """Validate a JSON payload against its type's schema (raises ``msgspec.ValidationError``)."""
+    info = EVENT_TYPES[event_type]
+    return msgspec.convert(payload, info.payload, strict=True)
+
+
+def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str) -> Event:
+    """Turn a draft into the event the ledger writes (the only place events are built)."""
+    info = EVENT_TYPES[draft.type]
+    if not isinstance(draft.payload, info.payload):
+        raise TypeError(f"{draft.type}: payload must be {info.payload.__name__}")
+    return info.cls(  # type: ignore[call-arg]  # every subclass declares ``payload``
+        seq=seq,
+        ts=ts,
+        v=info.version,
+        actor=draft.actor,
+        stage=draft.stage,
+        invocation=draft.invocation,
+        attempt=draft.attempt,
+        subject=draft.subject,
+        retracts=draft.retracts,
+        causation=draft.causation,
+        prev=prev,
+        payload=draft.payload,
+    )
+
+
+_INFO_BY_CLASS: dict[builtins.type[Event], EventTypeInfo] = {
+    info.cls: info for info in EVENT_TYPES.values()
+}
+
+
+def info_of(event: Event) -> EventTypeInfo:
+    """The registry entry of a decoded event."""
+    return _INFO_BY_CLASS[type(event)]

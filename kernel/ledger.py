@@ -1,0 +1,462 @@
+"""The session ledger: an append-only, hash-chained JSONL file (ARCHITECTURE §3.1).
+
+- Every line is one event (``kernel.events``), encoded deterministically.
+- ``prev`` of a line is the SHA-256 (hex) of the previous line's bytes (without its newline); the
+  first line chains from :func:`genesis_hash` of the session id. ``head`` is the hash of the last
+  line.
+- An append is one batch: under an exclusive lock, the expected last seq is checked (a stale writer
+  gets :class:`~kernel.errors.ConflictError`, nothing written), the lines are written with one
+  ``write`` and made durable with ``fsync``.
+- A final line without its newline is a *torn tail* (a crash mid-write): it is never an event.
+  Readers report it; ``repair`` (and the next append, under the lock) moves its bytes to a
+  quarantine file beside the ledger.
+- ``ledger.head`` beside the ledger anchors the last acknowledged ``(seq, head)`` so that editing
+  or deleting the final lines is detected too. It is replaced atomically after each append but not
+  fsynced: after a crash it may lag behind the ledger, never run ahead of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from kernel.clock import Clock, format_ts
+from kernel.errors import ConflictError, IntegrityError
+from kernel.events import (
+    EVENT_TYPES,
+    Event,
+    EventDraft,
+    decode_event,
+    decode_lines,
+    encode_event,
+    info_of,
+    stamp,
+)
+
+__all__ = [
+    "AppendResult",
+    "Ledger",
+    "LedgerRead",
+    "LedgerTail",
+    "Problem",
+    "TornTail",
+    "VerifyReport",
+    "genesis_hash",
+    "line_hash",
+]
+
+_GENESIS_PREFIX = b"tht-ledger-genesis:"
+_CHUNK = 65536
+
+
+def genesis_hash(session_id: str) -> str:
+    """The fixed ``prev`` of a session's first line."""
+    return hashlib.sha256(_GENESIS_PREFIX + session_id.encode("utf-8")).hexdigest()
+
+
+def line_hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+@dataclass(frozen=True)
+class TornTail:
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class LedgerTail:
+    """The end of the ledger: what an append chains onto."""
+
+    last_seq: int
+    head: str
+    size: int  # bytes of complete lines
+    torn: TornTail | None
+    last_line_start: int
+
+
+@dataclass(frozen=True)
+class LedgerRead:
+    events: list[Event]
+    head: str
+    size: int
+    torn: TornTail | None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    events: list[Event]
+    head: str
+    quarantined: TornTail | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    message: str
+    line: int | None = None
+    seq: int | None = None
+    repairable: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "line": self.line,
+            "seq": self.seq,
+            "repairable": self.repairable,
+        }
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    ok: bool
+    events: int
+    head: str
+    problems: list[Problem] = field(default_factory=list)
+    repaired: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "head": self.head,
+            "problems": [p.to_json() for p in self.problems],
+            "repaired": self.repaired,
+        }
+
+
+class Ledger:
+    """One session's ledger file (``sessions/<id>/ledger.jsonl``)."""
+
+    def __init__(self, path: Path, session_id: str) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.lock_path = path.with_name(path.name + ".lock")
+        self.head_path = path.with_name("ledger.head")
+        self.quarantine_path = path.with_name("ledger.quarantine.jsonl")
+
+    # ------------------------------------------------------------------ reading
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def read_bytes(self, start: int = 0) -> bytes:
+        try:
+            with self.path.open("rb") as fh:
+                if start:
+                    fh.seek(start)
+                return fh.read()
+        except FileNotFoundError:
+            return b""
+
+    def read(self, *, start: int = 0, upto: int | None = None) -> LedgerRead:
+        """Decode every complete line from byte ``start`` (a line boundary) to the end.
+
+        ``upto`` stops after the event with that seq. A line that does not decode raises
+        :class:`~kernel.errors.IntegrityError` naming it; the torn tail is returned, not decoded.
+        """
+        data = self.read_bytes(start)
+        end = data.rfind(b"\n") + 1
+        torn = TornTail(start + end, data[end:]) if end < len(data) else None
+        complete = data[:end]
+        try:
+            events = decode_lines(complete)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            events = self._decode_one_by_one(complete, start)
+        if upto is not None:
+            events = [e for e in events if e.seq <= upto]
+        head = self._head_of(complete, start)
+        return LedgerRead(events=events, head=head, size=start + end, torn=torn)
+
+    def _decode_one_by_one(self, complete: bytes, start: int) -> list[Event]:
+        events = []
+        first_line = 1 if start == 0 else None
+        for index, line in enumerate(complete.split(b"\n")[:-1]):
+            try:
+                events.append(decode_event(line))
+            except (msgspec.ValidationError, msgspec.DecodeError) as err:
+                where = f"line {first_line + index}" if first_line else f"byte offset {start}"
+                raise IntegrityError(
+                    f"{self.path}: {where} is not a valid event: {err}; run `tht ledger verify`"
+                ) from err
+        return events
+
+    def _head_of(self, complete: bytes, start: int) -> str:
+        if not complete:
+            if start == 0:
+                return genesis_hash(self.session_id)
+            return self.tail().head
+        last_start = complete.rfind(b"\n", 0, len(complete) - 1) + 1
+        return line_hash(complete[last_start:-1])
+
+    def tail(self) -> LedgerTail:
+        """The last complete event's seq and hash, found by reading backwards from the end."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return LedgerTail(0, genesis_hash(self.session_id), 0, None, 0)
+        try:
+            return _tail_of_fd(fd, self.session_id)
+        finally:
+            os.close(fd)
+
+    # ------------------------------------------------------------------ writing
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive lock for writers (a separate lock file, so readers never block)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def append(
+        self, drafts: Sequence[EventDraft], *, expected_last_seq: int, clock: Clock
+    ) -> AppendResult:
+        """Append one batch durably, or raise ``ConflictError`` and write nothing."""
+        if not drafts:
+            tail = self.tail()
+            if tail.last_seq != expected_last_seq:
+                raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
+            return AppendResult(events=[], head=tail.head)
+        with self.locked():
+            created = not self.path.exists()
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                tail = _tail_of_fd(fd, self.session_id)
+                if tail.last_seq != expected_last_seq:
+                    raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
+                quarantined = None
+                if tail.torn is not None:
+                    self._quarantine(tail.torn)
+                    os.ftruncate(fd, tail.torn.offset)
+                    quarantined = tail.torn
+                ts = format_ts(clock.now())
+                prev = tail.head
+                seq = tail.last_seq
+                events: list[Event] = []
+                lines: list[bytes] = []
+                for draft in drafts:
+                    seq += 1
+                    event = stamp(draft, seq=seq, ts=ts, prev=prev)
+                    line = encode_event(event)
+                    prev = line_hash(line)
+                    events.append(event)
+                    lines.append(line)
+                lines.append(b"")
+                _write_all(fd, b"\n".join(lines))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if created:
+                _fsync_dir(self.path.parent)
+            self._write_anchor(seq, prev)
+        return AppendResult(events=events, head=prev, quarantined=quarantined)
+
+    def _write_anchor(self, seq: int, head: str) -> None:
+        tmp = self.head_path.with_name(self.head_path.name + ".tmp")
+        tmp.write_bytes(json.dumps({"seq": seq, "head": head}).encode() + b"\n")
+        os.replace(tmp, self.head_path)
+
+    def read_anchor(self) -> tuple[int, str] | None:
+        try:
+            data = json.loads(self.head_path.read_bytes())
+            return int(data["seq"]), str(data["head"])
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError):
+            return (-1, "")
+
+    def _quarantine(self, torn: TornTail) -> None:
+        record = {
+            "offset": torn.offset,
+            "size": len(torn.data),
+            "data_b64": base64.b64encode(torn.data).decode("ascii"),
+        }
+        with self.quarantine_path.open("ab") as fh:
+            fh.write(json.dumps(record).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    # ------------------------------------------------------------------ verification
+
+    def verify(self) -> VerifyReport:
+        """Schema validity, gapless seq, hash chain, head anchor and torn tail of every line."""
+        data = self.read_bytes()
+        problems: list[Problem] = []
+        end = data.rfind(b"\n") + 1
+        prev = genesis_hash(self.session_id)
+        count = 0
+        for index, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+            count += 1
+            try:
+                event = decode_event(line)
+            except (msgspec.ValidationError, msgspec.DecodeError) as err:
+                problems.append(_schema_problem(line, index, err))
+                prev = line_hash(line)
+                continue
+            info = info_of(event)
+            if event.v != info.version:
+                problems.append(
+                    Problem("unknown_version", f"{info.type} v{event.v} is not registered", index)
+                )
+            if event.seq != index:
+                problems.append(
+                    Problem("seq", f"expected seq {index}, found {event.seq}", index, event.seq)
+                )
+            if index == 1 and info.type != "session_created":
+                problems.append(Problem("first_event", "the first event is not session_created", 1))
+            if event.prev != prev:
+                problems.append(
+                    Problem(
+                        "hash_chain",
+                        "prev does not match the previous line (edited, removed or reordered)",
+                        index,
+                        event.seq,
+                    )
+                )
+            prev = line_hash(line)
+        if end < len(data):
+            problems.append(
+                Problem(
+                    "torn_tail",
+                    f"{len(data) - end} bytes after the last complete line (an interrupted write)",
+                    count + 1,
+                    repairable=True,
+                )
+            )
+        anchor = self.read_anchor()
+        if anchor is not None:
+            problems.extend(self._check_anchor(anchor, data[:end], count))
+        return VerifyReport(ok=not problems, events=count, head=prev, problems=problems)
+
+    def _check_anchor(self, anchor: tuple[int, str], complete: bytes, count: int) -> list[Problem]:
+        seq, head = anchor
+        if seq < 0:
+            return [Problem("head_anchor", f"{self.head_path.name} is unreadable")]
+        if seq == 0:
+            return []
+        if seq > count:
+            return [
+                Problem(
+                    "head_anchor",
+                    f"ledger ends at seq {count} but seq {seq} was acknowledged (lines removed)",
+                    seq=seq,
+                )
+            ]
+        lines = complete.split(b"\n")
+        if line_hash(lines[seq - 1]) != head:
+            return [
+                Problem(
+                    "head_anchor",
+                    f"line {seq} differs from the acknowledged head (edited)",
+                    seq,
+                    seq,
+                )
+            ]
+        return []
+
+    def repair(self) -> TornTail | None:
+        """Move a torn tail to the quarantine file; returns what was moved (or None)."""
+        with self.locked():
+            if not self.path.exists():
+                return None
+            fd = os.open(self.path, os.O_RDWR)
+            try:
+                tail = _tail_of_fd(fd, self.session_id)
+                if tail.torn is None:
+                    return None
+                self._quarantine(tail.torn)
+                os.ftruncate(fd, tail.torn.offset)
+                os.fsync(fd)
+                return tail.torn
+            finally:
+                os.close(fd)
+
+
+def _schema_problem(line: bytes, index: int, err: Exception) -> Problem:
+    try:
+        raw = json.loads(line)
+        kind = raw.get("type") if isinstance(raw, dict) else None
+    except ValueError:
+        return Problem("json", f"not JSON: {err}", index)
+    if isinstance(kind, str) and kind not in EVENT_TYPES:
+        return Problem("unknown_type", f"unknown event type {kind!r}", index)
+    return Problem("schema", f"does not match its schema: {err}", index)
+
+
+def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:
+    return ConflictError(
+        f"session {session_id} moved on: expected last seq {expected}, found {actual}; "
+        "re-read the state and retry",
+        details={"expected_last_seq": expected, "last_seq": actual},
+    )
+
+
+def _tail_of_fd(fd: int, session_id: str) -> LedgerTail:
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return LedgerTail(0, genesis_hash(session_id), 0, None, 0)
+    # 1. where do complete lines end?
+    pos = size
+    end = -1
+    buffer = b""
+    while pos > 0 and end < 0:
+        start = max(0, pos - _CHUNK)
+        buffer = os.pread(fd, pos - start, start) + buffer
+        pos = start
+        idx = buffer.rfind(b"\n")
+        if idx >= 0:
+            end = pos + idx + 1
+    if end < 0:  # no newline at all: everything is torn
+        return LedgerTail(0, genesis_hash(session_id), 0, TornTail(0, buffer), 0)
+    torn = TornTail(end, buffer[end - pos :]) if end < size else None
+    # 2. where does the last complete line start?
+    line_end = end - 1
+    rel_end = line_end - pos
+    idx = buffer.rfind(b"\n", 0, rel_end)
+    while idx < 0 and pos > 0:
+        start = max(0, pos - _CHUNK)
+        buffer = os.pread(fd, pos - start, start) + buffer
+        rel_end += pos - start
+        pos = start
+        idx = buffer.rfind(b"\n", 0, rel_end)
+    line_start = pos + idx + 1
+    line = buffer[line_start - pos : rel_end]
+    try:
+        event = decode_event(line)
+    except (msgspec.ValidationError, msgspec.DecodeError) as err:
+        raise IntegrityError(
+            f"session {session_id}: the last ledger line is not a valid event ({err}); "
+            "run `tht ledger verify`"
+        ) from err
+    return LedgerTail(event.seq, line_hash(line), end, torn, line_start)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

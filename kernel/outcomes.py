@@ -1,0 +1,315 @@
+"""Module outcomes (glossary "Module outcome") and their validation against the workflow.
+
+A module never writes the ledger. It returns a :class:`ModuleOutcome` — typed events, artifact
+changes, an optional human review request, an optional :class:`RevisionRequest`, a status — and
+the kernel checks it against ``workflow.yaml`` and the event schemas, then applies it atomically or
+rejects it whole. :func:`plan_outcome` is that check: a pure function from (workflow, folded state,
+stage, outcome) to the exact event drafts to append, or an error naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+import msgspec
+
+from kernel import events as ev
+from kernel.errors import NotFoundError, PolicyError, UsageError
+from kernel.fold import SessionState, StageView
+from kernel.workflow import StepSpec, WorkflowSpec
+
+__all__ = [
+    "ArtifactChange",
+    "Failure",
+    "ModuleOutcome",
+    "OutcomeStatus",
+    "ReviewRequest",
+    "RevisionRequest",
+    "check_artifact_name",
+    "invocation_id",
+    "plan_outcome",
+    "validate_proposed_event",
+]
+
+OutcomeStatus = Literal["applied", "completed", "awaiting_review", "revision_requested", "failed"]
+
+
+class ArtifactChange(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    content: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.content).hexdigest()
+
+
+class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A typed question to a human: ``select`` one option, ``decide`` any subset, ``confirm``."""
+
+    kind: Literal["select", "decide", "confirm"]
+    prompt: str
+    options: tuple[ev.ReviewOptionPayload, ...] = ()
+    artifacts: tuple[str, ...] = ()
+
+
+class RevisionRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A module's typed signal that this or an earlier stage must run again (glossary)."""
+
+    target: str
+    reason: str
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    code: str
+    message: str
+
+
+class ModuleOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What a module proposes for one invocation of one stage.
+
+    ``status`` says what the outcome is:
+    - ``applied``: ``events`` are appended without review (receipts anywhere; decisions only on
+      ``automatic`` stages); the stage stays open;
+    - ``completed``: ``events`` are appended and the stage completes (``automatic`` stages only);
+    - ``awaiting_review``: ``review`` is requested; its options carry the events a human may choose;
+    - ``revision_requested``: ``revision`` asks a human to reopen this or an earlier stage;
+    - ``failed``: ``failure`` is recorded (after ``events``, e.g. ``question_refused``).
+    """
+
+    status: OutcomeStatus
+    invocation: str | None = None
+    events: tuple[ev.ProposedEvent, ...] = ()
+    artifacts: tuple[ArtifactChange, ...] = ()
+    review: ReviewRequest | None = None
+    revision: RevisionRequest | None = None
+    failure: Failure | None = None
+
+
+def invocation_id(step: StepSpec, view: StageView) -> str:
+    """Deterministic invocation identity: ``<stage>#<epoch>`` (retries are attempts of it)."""
+    return f"{step.id}#{view.epoch}"
+
+
+def check_artifact_name(name: str) -> None:
+    parts = name.split("/")
+    if (
+        not name
+        or name.startswith("/")
+        or any(p in ("", ".", "..") for p in parts)
+        or "\\" in name
+        or "\x00" in name
+    ):
+        raise UsageError(f"artifact name {name!r} is not a relative file name")
+
+
+def validate_proposed_event(
+    step: StepSpec, workflow: WorkflowSpec, proposed: ev.ProposedEvent
+) -> ev.Payload:
+    """The event type must be registered and allowed in the step; the payload must match."""
+    info = ev.EVENT_TYPES.get(proposed.type)
+    if info is None:
+        raise UsageError(f"unknown event type {proposed.type!r}")
+    if info.category == "kernel":
+        raise PolicyError(f"{proposed.type!r} is a kernel event; modules cannot propose it")
+    if proposed.type not in step.emits and proposed.type not in workflow.receipts:
+        allowed = ", ".join(step.emits) or "none"
+        raise PolicyError(f"stage {step.id} may not emit {proposed.type!r} (it emits: {allowed})")
+    try:
+        return ev.payload_from_builtins(proposed.type, proposed.payload)
+    except msgspec.ValidationError as err:
+        raise UsageError(f"{proposed.type} payload does not match its schema: {err}") from err
+
+
+def _require_open_step(
+    workflow: WorkflowSpec, state: SessionState, stage: str
+) -> tuple[StepSpec, StageView]:
+    if not state.session:
+        raise NotFoundError("the session has no events")
+    step = workflow.step(stage)  # NotFoundError for an unknown stage
+    if state.lifecycle == "finalized":
+        raise PolicyError(
+            f"session {state.session} is finalized and accepts nothing; derive a new one"
+        )
+    if state.lifecycle == "paused":
+        raise PolicyError(f"session {state.session} is paused; resume it first")
+    if step.kind == "finalize":
+        raise PolicyError("finalization is a human decision: use `tht session finalize`")
+    view = state.stage(stage)
+    assert view is not None
+    if state.current_stage != stage:
+        current = state.current_stage or "none"
+        raise PolicyError(f"stage {stage} is {view.state}; the current stage is {current}")
+    if view.state not in ("ready", "running", "awaiting_human", "failed"):
+        raise PolicyError(f"stage {stage} is {view.state} and accepts no outcome")
+    return step, view
+
+
+def plan_outcome(
+    workflow: WorkflowSpec,
+    state: SessionState,
+    stage: str,
+    outcome: ModuleOutcome,
+    *,
+    actor: str,
+) -> list[ev.EventDraft]:
+    """Validate ``outcome`` for ``stage`` and return the drafts to append (pure)."""
+    step, view = _require_open_step(workflow, state, stage)
+    expected_invocation = invocation_id(step, view)
+    if outcome.invocation is not None and outcome.invocation != expected_invocation:
+        raise PolicyError(
+            f"invocation {outcome.invocation!r} is not the current invocation of {stage} "
+            f"({expected_invocation!r})"
+        )
+    _check_shape(outcome)
+    payloads = [validate_proposed_event(step, workflow, e) for e in outcome.events]
+    decisions = [e for e in outcome.events if e.type in ev.DECISION_TYPES]
+    if outcome.status in ("applied", "completed") and decisions and step.completion != "automatic":
+        raise PolicyError(
+            f"stage {stage} is review_required: decisions must be chosen by a human "
+            "(propose a select, decide or confirm review)"
+        )
+    names = set()
+    for change in outcome.artifacts:
+        check_artifact_name(change.name)
+        if not step.allows_artifact(change.name):
+            allowed = ", ".join(step.artifacts) or "none"
+            raise PolicyError(
+                f"stage {stage} may not write artifact {change.name!r} (declared: {allowed})"
+            )
+        if change.name in names:
+            raise UsageError(f"artifact {change.name!r} is written twice in one outcome")
+        names.add(change.name)
+    if outcome.review is not None:
+        _check_review(workflow, step, state, outcome.review, names)
+
+    def draft(kind: str, payload: ev.Payload, **envelope: object) -> ev.EventDraft:
+        fields: dict[str, object] = {
+            "type": kind,
+            "actor": actor,
+            "payload": payload,
+            "stage": stage,
+            "invocation": expected_invocation,
+            "attempt": None,
+        }
+        fields.update(envelope)
+        return ev.EventDraft(**fields)  # type: ignore[arg-type]
+
+    drafts: list[ev.EventDraft] = []
+    if view.activity in ("none", "failed"):
+        drafts.append(draft("stage_started", ev.Empty(), actor="kernel", attempt=view.attempt + 1))
+    for change in outcome.artifacts:
+        drafts.append(
+            draft(
+                "artifact_written",
+                ev.ArtifactWrittenPayload(
+                    name=change.name, sha256=change.sha256, size=len(change.content)
+                ),
+                actor="kernel",
+                subject=change.name,
+            )
+        )
+    for proposed, payload in zip(outcome.events, payloads, strict=True):
+        drafts.append(draft(proposed.type, payload, subject=proposed.subject))
+    if outcome.status == "completed":
+        drafts.append(
+            draft("stage_completed", ev.StageCompletedPayload(via="auto"), actor="kernel")
+        )
+    elif outcome.status == "awaiting_review":
+        review = outcome.review
+        assert review is not None
+        drafts.append(
+            draft(
+                "review_requested",
+                ev.ReviewRequestedPayload(
+                    kind=review.kind,
+                    prompt=review.prompt,
+                    options=review.options,
+                    artifacts=review.artifacts,
+                ),
+            )
+        )
+    elif outcome.status == "revision_requested":
+        revision = outcome.revision
+        assert revision is not None
+        _check_revision_target(workflow, state, stage, revision.target)
+        drafts.append(
+            draft(
+                "revision_requested",
+                ev.RevisionRequestedPayload(target=revision.target, reason=revision.reason),
+            )
+        )
+    elif outcome.status == "failed":
+        failure = outcome.failure
+        assert failure is not None
+        if step.kind == "contribution":
+            drafts.append(
+                draft(
+                    "contribution_failed",
+                    ev.ContributionFailedPayload(
+                        code=failure.code, message=failure.message, policy=step.policy
+                    ),
+                )
+            )
+        else:
+            drafts.append(
+                draft("stage_failed", ev.FailurePayload(code=failure.code, message=failure.message))
+            )
+    return drafts
+
+
+def _check_shape(outcome: ModuleOutcome) -> None:
+    status = outcome.status
+    if (outcome.review is not None) != (status == "awaiting_review"):
+        raise UsageError("a review request goes with status awaiting_review, and only with it")
+    if (outcome.revision is not None) != (status == "revision_requested"):
+        raise UsageError("a revision request goes with status revision_requested, and only with it")
+    if (outcome.failure is not None) != (status == "failed"):
+        raise UsageError("a failure goes with status failed, and only with it")
+    if status in ("awaiting_review", "revision_requested") and outcome.events:
+        raise UsageError(
+            f"an outcome with status {status} carries no direct events "
+            "(review options carry the events a human may choose)"
+        )
+    if status == "revision_requested" and not outcome.revision.reason.strip():  # type: ignore[union-attr]
+        raise UsageError("a revision request needs a reason")
+
+
+def _check_review(
+    workflow: WorkflowSpec,
+    step: StepSpec,
+    state: SessionState,
+    review: ReviewRequest,
+    written: set[str],
+) -> None:
+    if not review.prompt.strip():
+        raise UsageError("a review needs a prompt")
+    if review.kind in ("select", "decide"):
+        if not review.options:
+            raise UsageError(f"a {review.kind} review needs at least one option")
+        ids = [option.id for option in review.options]
+        if len(set(ids)) != len(ids):
+            raise UsageError("review option ids must be unique")
+        for option in review.options:
+            if not option.id.strip() or not option.label.strip():
+                raise UsageError("every review option needs an id and a label")
+            for proposed in option.events:
+                validate_proposed_event(step, workflow, proposed)
+    elif review.options:
+        raise UsageError("a confirm review has no options: the reviewer approves or rejects")
+    for name in review.artifacts:
+        check_artifact_name(name)
+        if name not in written and state.effective_artifact(name) is None:
+            raise NotFoundError(
+                f"artifact {name!r} is neither written now nor recorded in the session"
+            )
+
+
+def _check_revision_target(
+    workflow: WorkflowSpec, state: SessionState, stage: str, target: str
+) -> None:
+    target_step = workflow.step(target)
+    if target_step.kind in ("preflight", "finalize"):
+        raise PolicyError(f"{target} cannot be reopened")
+    if workflow.index(target) > workflow.index(stage):
+        raise PolicyError(f"a revision can target {stage} or an earlier stage, not {target}")

@@ -1,0 +1,141 @@
+"""The filesystem store: ``<workspace>/sessions/<id>/`` (ARCHITECTURE §3.5).
+
+Per session::
+
+    workflow.yaml            the workflow snapshot the session was created with
+    ledger.jsonl             the hash-chained ledger (+ .lock, ledger.head, quarantine)
+    objects/ab/<sha256>      content-addressed artifact versions (written before the ledger)
+    artifacts/<name>         the current version of each artifact (materialized after it)
+
+Caches (rebuildable) live under ``<workspace>/.tht/cache/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
+from kernel.ledger import Ledger
+
+__all__ = ["FileSystemStore", "atomic_write"]
+
+_SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync it (if durable), rename over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+
+
+class FileSystemStore:
+    def __init__(self, sessions_dir: Path, cache_dir: Path) -> None:
+        self.sessions_dir = sessions_dir
+        self.cache_dir = cache_dir
+
+    def _dir(self, session_id: str) -> Path:
+        if not _SESSION_ID.match(session_id):
+            raise NotFoundError(f"session {session_id!r} does not exist (not a session id)")
+        return self.sessions_dir / session_id
+
+    def _existing(self, session_id: str) -> Path:
+        folder = self._dir(session_id)
+        if not (folder / "workflow.yaml").is_file():
+            raise NotFoundError(f"session {session_id} does not exist")
+        return folder
+
+    def create_session(self, session_id: str, workflow_bytes: bytes) -> None:
+        folder = self._dir(session_id)
+        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir()
+        except FileExistsError as err:
+            raise ConflictError(f"session {session_id} already exists") from err
+        atomic_write(folder / "workflow.yaml", workflow_bytes)
+
+    def session_ids(self) -> list[str]:
+        if not self.sessions_dir.is_dir():
+            return []
+        return sorted(
+            p.name
+            for p in self.sessions_dir.iterdir()
+            if _SESSION_ID.match(p.name) and (p / "workflow.yaml").is_file()
+        )
+
+    def exists(self, session_id: str) -> bool:
+        return (
+            _SESSION_ID.match(session_id) is not None
+            and (self.sessions_dir / session_id / "workflow.yaml").is_file()
+        )
+
+    def ledger(self, session_id: str) -> Ledger:
+        return Ledger(self._existing(session_id) / "ledger.jsonl", session_id)
+
+    def workflow_bytes(self, session_id: str) -> bytes:
+        return (self._existing(session_id) / "workflow.yaml").read_bytes()
+
+    def _object_path(self, session_id: str, sha256: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+            raise UsageError(f"{sha256!r} is not a SHA-256")
+        return self._existing(session_id) / "objects" / sha256[:2] / sha256
+
+    def put_object(self, session_id: str, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self._object_path(session_id, digest)
+        if not path.exists():
+            atomic_write(path, data)
+        return digest
+
+    def get_object(self, session_id: str, sha256: str) -> bytes:
+        path = self._object_path(session_id, sha256)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as err:
+            raise NotFoundError(
+                f"content {sha256[:12]}… is missing from session {session_id}"
+            ) from err
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(
+                f"stored content {sha256[:12]}… of session {session_id} was altered"
+            )
+        return data
+
+    def _artifact_path(self, session_id: str, name: str) -> Path:
+        return self._existing(session_id) / "artifacts" / name
+
+    def materialize(self, session_id: str, name: str, sha256: str) -> None:
+        data = self.get_object(session_id, sha256)
+        atomic_write(self._artifact_path(session_id, name), data, durable=False)
+
+    def read_artifact(self, session_id: str, name: str) -> bytes | None:
+        try:
+            return self._artifact_path(session_id, name).read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+
+    def _cache_path(self, session_id: str) -> Path:
+        return self.cache_dir / "status" / f"{session_id}.msgpack"
+
+    def read_cache(self, session_id: str) -> bytes | None:
+        try:
+            return self._cache_path(session_id).read_bytes()
+        except OSError:
+            return None
+
+    def write_cache(self, session_id: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # a cache is an optimisation only
+            atomic_write(self._cache_path(session_id), data, durable=False)

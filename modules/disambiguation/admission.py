@@ -1,0 +1,88 @@
+"""Question Admission (glossary): the preflight before F1–F8.
+
+First release: tell a usable question from garbage input, and check it against the workspace
+scope's declared refusals. Deterministic and pure: the same question and scope always give the
+same verdict, with stable reason codes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
+from kernel.events import ProposedEvent
+from kernel.outcomes import Failure, ModuleOutcome
+
+__all__ = ["AdmissionVerdict", "admit", "judge_question"]
+
+_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
+_VOWELS = set("aeiouyàèéìòóùáíúâêîôûäëïöü")
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class AdmissionVerdict:
+    admitted: bool
+    code: str
+    reason: str
+    checks: tuple[str, ...] = ()
+
+
+def _letters(text: str) -> list[str]:
+    return [c for c in text if c.isalpha()]
+
+
+def judge_question(question: str, scope: WorkspaceScope) -> AdmissionVerdict:
+    """Usable and in scope, or the first reason it is not."""
+    text = unicodedata.normalize("NFC", question).strip()
+    letters = _letters(text)
+    visible = [c for c in text if not c.isspace()]
+    words = _WORD.findall(text)
+    if len(letters) < 3 or not words:
+        return AdmissionVerdict(False, "too_short", "the question has no words to work with")
+    if len(text) > MAX_QUESTION_CHARS:
+        return AdmissionVerdict(
+            False, "too_long", f"the question is longer than {MAX_QUESTION_CHARS} characters"
+        )
+    if len(letters) / len(visible) < 0.5:
+        return AdmissionVerdict(False, "mostly_symbols", "the input is mostly digits or symbols")
+    lowered = [w.casefold() for w in words]
+    if len(set("".join(lowered))) <= 2 and len(letters) >= 4:
+        return AdmissionVerdict(False, "repetitive", "the input repeats one or two characters")
+    latin = [w for w in lowered if all("a" <= c <= "z" or c in _VOWELS for c in w)]
+    long_latin = [w for w in latin if len(w) >= 4]
+    if long_latin and all(not (set(w) & _VOWELS) for w in long_latin):
+        return AdmissionVerdict(False, "not_language", "the input does not read as words")
+    folded = text.casefold()
+    for term in scope.refuse:
+        needle = term.strip().casefold()
+        if needle and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", folded):
+            return AdmissionVerdict(
+                False,
+                "out_of_scope",
+                "the question is outside the workspace scope (a refused subject)",
+            )
+    return AdmissionVerdict(True, "admitted", "usable and in scope", ("usable", "in_scope"))
+
+
+def admit(question: str, caps: DisambiguationCapabilities) -> ModuleOutcome:
+    """The admission outcome: ``question_admitted`` and completion, or refusal and failure."""
+    verdict = judge_question(question, caps.scope)
+    if verdict.admitted:
+        return ModuleOutcome(
+            status="completed",
+            events=(
+                ProposedEvent(type="question_admitted", payload={"checks": list(verdict.checks)}),
+            ),
+        )
+    return ModuleOutcome(
+        status="failed",
+        events=(
+            ProposedEvent(
+                type="question_refused", payload={"code": verdict.code, "reason": verdict.reason}
+            ),
+        ),
+        failure=Failure(code=f"refused:{verdict.code}", message=verdict.reason),
+    )

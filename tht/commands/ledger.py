@@ -1,0 +1,129 @@
+"""``tht ledger verify``, ``tht schemas export``, ``tht outbox run | list``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tht.commands._common import open_for, session_for
+from tht.options import DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
+
+ledger_app = typer.Typer(help="Ledgers: verify (and repair a torn tail).")
+schemas_app = typer.Typer(help="Ledger schemas: regenerate ledger_schemas/ from the code.")
+outbox_app = typer.Typer(help="After-finalize outbox: run pending hooks, list them.")
+
+
+@ledger_app.command("verify")
+def verify(
+    session: SessionArg = None,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Move a torn final line to the quarantine file.")
+    ] = False,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Schema validity, gapless seq, hash chain, head anchor, torn tail. Exit 7 if not ok."""
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    report = app_.kernel.verify(sid, repair=repair)
+    body = report.to_json()
+    body = {"session": sid, **body}
+    if report.ok:
+        inv.emit(body, f"ok: {report.events} events, head {report.head}")
+        return
+    lines = [f"NOT OK: {report.events} events"]
+    for problem in report.problems:
+        where = f"line {problem.line}: " if problem.line else ""
+        hint = " (repairable: --repair)" if problem.repairable else ""
+        lines.append(f"  {where}{problem.code}: {problem.message}{hint}")
+    inv.emit(body, "\n".join(lines))
+    raise typer.Exit(7)
+
+
+def _repo_root() -> Path:
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "pyproject.toml").is_file() else Path.cwd()
+
+
+@schemas_app.command("export")
+def export(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder (default: ledger_schemas/).")
+    ] = None,
+    doc: Annotated[
+        Path | None, typer.Option("--doc", help="Markdown file (default: docs/ledger.md).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Regenerate ledger_schemas/ (one schema per event type and version + index.json)."""
+    from kernel.schemas import render_ledger_doc, schema_documents, write_documents
+
+    inv = invocation(workspace, json_, debug)
+    root = _repo_root()
+    folder = out or root / "ledger_schemas"
+    written, removed = write_documents(folder, schema_documents())
+    doc_path = doc or root / "docs" / "ledger.md"
+    text = render_ledger_doc()
+    doc_changed = not doc_path.exists() or doc_path.read_text(encoding="utf-8") != text
+    if doc_changed:
+        doc_path.parent.mkdir(parents=True, exist_ok=True)
+        doc_path.write_text(text, encoding="utf-8")
+    body = {
+        "folder": str(folder),
+        "written": written,
+        "removed": removed,
+        "doc": str(doc_path),
+        "doc_changed": doc_changed,
+    }
+    inv.emit(body, f"{len(written)} written, {len(removed)} removed in {folder}")
+
+
+@outbox_app.command("run")
+def outbox_run(
+    session: SessionArg = None,
+    force: Annotated[bool, typer.Option("--force", help="Ignore retry back-off.")] = False,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Execute pending after-finalize hooks (best effort; failures are retried later)."""
+    import msgspec
+
+    from tht.options import session_or_env
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    sid = session_for(app_, session) if session_or_env(session) else None
+    run = app_.run_outbox(session=sid, force=force)
+    body = msgspec.to_builtins(run)
+    inv.emit(
+        body,
+        f"done {len(body['done'])}, retrying {len(body['retrying'])}, "
+        f"failed {len(body['failed'])}, not due {len(body['not_due'])}",
+    )
+
+
+@outbox_app.command("list")
+def outbox_list(
+    workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False
+) -> None:
+    """Every outbox item with its status, attempts and last error."""
+    import msgspec
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    outbox = app_.kernel.outbox
+    items = [msgspec.to_builtins(i) for i in (outbox.items() if outbox else [])]
+    if inv.json or not items:
+        inv.emit(items, "outbox empty")
+        return
+    from tht.render import render_table
+
+    rows = [[i["id"], i["status"], i["attempts"], i["last_error"] or ""] for i in items]
+    inv.emit(items, render_table(["item", "status", "attempts", "last error"], rows))

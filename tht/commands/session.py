@@ -1,0 +1,239 @@
+"""``tht session new | list | status | log | pause | resume | finalize | derive``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tht.commands._common import applied_json, human_actor, open_for, session_for
+from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
+
+app = typer.Typer(help="Sessions: one question, one ledger, from admission to finalization.")
+
+ReasonOpt = Annotated[str, typer.Option("--reason", help="Why (recorded in the ledger).")]
+
+
+@app.command("new")
+def new(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Create a session for QUESTION; Question Admission runs at once."""
+    from tht.projections import stage_list_json
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    who = human_actor(actor) if actor else "agent"
+    applied = app_.new_session(question, actor=who)
+    state = applied.state
+    admitted = state.stage("admission")
+    body = {
+        "session": applied.session,
+        "seq": state.last_seq,
+        "admitted": admitted is not None and admitted.state == "completed",
+        "current_stage": state.current_stage,
+        "stages": stage_list_json(state),
+    }
+    if state.blocked:
+        body["refusal"] = state.blocked_reason
+        inv.note(f"question refused: {state.blocked_reason}")
+    inv.emit(body, f"session {applied.session} (current stage: {state.current_stage})")
+
+
+@app.command("list")
+def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False) -> None:
+    """Sessions with lifecycle, current stage and last seq (oldest first)."""
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    rows = []
+    for session in app_.kernel.session_ids():
+        loaded = app_.kernel.load(session)
+        state = loaded.state
+        rows.append(
+            {
+                "session": session,
+                "lifecycle": state.lifecycle,
+                "current_stage": state.current_stage,
+                "blocked": state.blocked,
+                "last_seq": state.last_seq,
+                "derived_from": state.derived_from,
+                "question": state.question,
+            }
+        )
+    if inv.json:
+        inv.emit(rows)
+        return
+    from tht.render import render_table
+
+    inv.emit(
+        rows,
+        render_table(
+            ["session", "lifecycle", "current", "seq", "question"],
+            [
+                [
+                    r["session"],
+                    r["lifecycle"],
+                    r["current_stage"],
+                    r["last_seq"],
+                    r["question"][:50],
+                ]
+                for r in rows
+            ],
+        )
+        if rows
+        else "no sessions",
+    )
+
+
+@app.command("status")
+def status(
+    session: SessionArg = None,
+    at: Annotated[
+        int | None, typer.Option("--at", help="Fold only up to this seq (time travel).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The folded session state: lifecycle, stage timeline, open reviews, blocked flag."""
+    from tht.projections import status_json
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    loaded = app_.kernel.load(sid, at=at)
+    body = status_json(loaded.state, loaded.head)
+    if at is not None:
+        body["session"] = sid
+        body["at"] = at
+    if loaded.torn is not None:
+        inv.note(
+            f"warning: the ledger ends with a torn line ({len(loaded.torn.data)} bytes); "
+            "run `tht ledger verify --repair`"
+        )
+    if inv.json:
+        inv.emit(body)
+        return
+    from tht.render import render_status
+
+    inv.emit(body, render_status(body))
+
+
+@app.command("log")
+def log(
+    session: SessionArg = None,
+    from_seq: Annotated[int, typer.Option("--from", help="First seq to show.")] = 1,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Ledger events, each with its envelope fields (a JSON list under --json)."""
+    from kernel.events import info_of
+    from tht.projections import event_json
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    events = app_.kernel.log(sid, from_seq=from_seq)
+    body = [event_json(e) for e in events]
+    if inv.json:
+        inv.emit(body)
+        return
+    from tht.render import render_table
+
+    rows = [[e.seq, e.ts, info_of(e).type, e.stage or "", e.actor, e.subject or ""] for e in events]
+    inv.emit(body, render_table(["seq", "ts", "type", "stage", "actor", "subject"], rows))
+
+
+def _lifecycle(
+    verb: str,
+    session: str | None,
+    actor: str | None,
+    reason: str,
+    workspace: object,
+    json_: bool,
+    debug: bool,
+) -> None:
+    inv = invocation(workspace, json_, debug)  # type: ignore[arg-type]
+    who = human_actor(actor)
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    if verb == "pause":
+        applied = app_.kernel.pause(sid, actor=who, reason=reason)
+    elif verb == "resume":
+        applied = app_.kernel.resume(sid, actor=who, reason=reason)
+    else:
+        applied = app_.finalize(sid, actor=who)
+        run = app_.run_outbox(session=sid)
+        body = applied_json(applied, after_finalize=_outbox_json(run))
+        inv.emit(body, f"session {sid} finalized at seq {applied.state.last_seq}")
+        return
+    inv.emit(applied_json(applied), f"session {sid} {applied.state.lifecycle}")
+
+
+def _outbox_json(run: object) -> dict[str, object]:
+    import msgspec
+
+    data: dict[str, object] = msgspec.to_builtins(run)
+    return data
+
+
+@app.command("pause")
+def pause(
+    session: SessionArg = None,
+    reason: ReasonOpt = "",
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Stop and save: the session can be resumed later (human-only)."""
+    _lifecycle("pause", session, actor, reason, workspace, json_, debug)
+
+
+@app.command("resume")
+def resume(
+    session: SessionArg = None,
+    reason: ReasonOpt = "",
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Resume a paused session (human-only)."""
+    _lifecycle("resume", session, actor, reason, workspace, json_, debug)
+
+
+@app.command("finalize")
+def finalize(
+    session: SessionArg = None,
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Finalize: writes report.md; the session is immutable afterwards (human-only)."""
+    _lifecycle("finalize", session, actor, "", workspace, json_, debug)
+
+
+@app.command("derive")
+def derive(
+    session: SessionArg = None,
+    reason: ReasonOpt = "",
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """A new session linked to a finalized one, to correct it (human-only)."""
+    inv = invocation(workspace, json_, debug)
+    who = human_actor(actor)
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    applied = app_.new_session("", actor=who, derived_from=sid, reason=reason)
+    body = applied_json(applied, derived_from=sid)
+    inv.emit(body, f"session {applied.session} derived from {sid}")

@@ -1,0 +1,214 @@
+"""The composition root: the one place that builds the kernel and hands each module its own
+capability object (static composition; no discovery, no registry, no runtime binding).
+
+Kept light at import time: ``tht session status`` goes through here, so pydantic (workspace
+settings) is only touched by operations that need the settings.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
+from kernel.errors import UsageError
+from kernel.outbox import Outbox, OutboxItem
+from kernel.store.fs import FileSystemStore
+from kernel.workflow import default_workflow_path
+from kernel.workflow_kernel import Applied, WorkflowKernel
+from kernel.workspace import Workspace, open_workspace
+
+__all__ = ["App", "open_app", "resolve_session"]
+
+_COMMAND_TASK_PREFIX = "command:"
+
+
+def _clock_from_env(state_dir: Path) -> Clock:
+    """``THT_CLOCK=fixed:<RFC 3339>`` makes time deterministic (demos, goldens, tests)."""
+    spec = os.environ.get("THT_CLOCK", "")
+    if not spec:
+        return SystemClock()
+    if not spec.startswith("fixed:"):
+        raise UsageError(f"THT_CLOCK={spec!r}: expected fixed:<RFC 3339 instant>")
+    try:
+        start = datetime.fromisoformat(spec[len("fixed:") :].replace("Z", "+00:00"))
+    except ValueError as err:
+        raise UsageError(f"THT_CLOCK={spec!r}: expected fixed:<RFC 3339 instant>") from err
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    return _SteppingClock(state_dir / "fake-clock", start.astimezone(UTC))
+
+
+class _SteppingClock:
+    """A deterministic clock shared by successive processes on one workspace: every reading is
+    one second after the previous one (kept in a small file), starting at the given instant."""
+
+    def __init__(self, path: Path, start: datetime) -> None:
+        self._path = path
+        self._start = start
+
+    def now(self) -> datetime:
+        from datetime import timedelta
+
+        try:
+            last = datetime.fromisoformat(self._path.read_text().strip())
+            current = max(self._start, last + timedelta(seconds=1))
+        except (OSError, ValueError):
+            current = self._start
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._path.write_text(current.isoformat())
+        return current
+
+
+def _ids_from_env() -> IdFactory:
+    seed = os.environ.get("THT_SEED")
+    if seed is None:
+        return SystemIds()
+    try:
+        return SeededIds(int(seed))
+    except ValueError as err:
+        raise UsageError(f"THT_SEED={seed!r}: expected an integer") from err
+
+
+@dataclass
+class App:
+    workspace: Workspace
+    kernel: WorkflowKernel
+    clock: Clock
+    _settings: object | None = field(default=None, repr=False)
+
+    @property
+    def settings(self) -> object:
+        if self._settings is None:
+            self._settings = self.workspace.settings()
+        return self._settings
+
+    # ------------------------------------------------------------------ sessions
+
+    def new_session(
+        self, question: str, *, actor: str, derived_from: str | None = None, reason: str = ""
+    ) -> Applied:
+        """Create a session and run Question Admission (Disambiguation) on it."""
+        if derived_from is None:
+            created = self.kernel.create_session(question, actor=actor)
+        else:
+            created = self.kernel.derive(derived_from, actor=actor, reason=reason)
+        return self.admit(created.session, created.state.question)
+
+    def admit(self, session: str, question: str) -> Applied:
+        from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
+        from modules.disambiguation import admit
+
+        settings = self.settings
+        scope = WorkspaceScope(
+            description=settings.scope.description,  # type: ignore[attr-defined]
+            refuse=tuple(settings.scope.refuse),  # type: ignore[attr-defined]
+            languages=tuple(settings.languages),  # type: ignore[attr-defined]
+        )
+        outcome = admit(question, DisambiguationCapabilities(clock=self.clock, scope=scope))
+        return self.kernel.apply_outcome(
+            session, "admission", outcome, actor="module:disambiguation"
+        )
+
+    def propose(self, session: str, stage: str, data: bytes, source: str) -> Applied:
+        """The stage owner's policy turns a proposal into an outcome; today every owner uses the
+        kernel's generic reviewer tools (spec 003 §4.1)."""
+        from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
+
+        proposal = parse_proposal(data, source)
+        loaded = self.kernel.load(session)
+        loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
+        outcome = outcome_from_proposal(proposal, stage)
+        return self.kernel.apply_outcome(session, stage, outcome, actor="agent")
+
+    # ------------------------------------------------------------------ after finalize
+
+    def after_finalize_tasks(self) -> tuple[str, ...]:
+        settings = self.settings
+        hooks = getattr(settings, "after_finalize", ())
+        return tuple(f"{_COMMAND_TASK_PREFIX}{hook.name}" for hook in hooks)
+
+    def outbox_handlers(self) -> Mapping[str, Callable[[OutboxItem], None]]:
+        settings = self.settings
+        handlers: dict[str, Callable[[OutboxItem], None]] = {}
+        for hook in getattr(settings, "after_finalize", ()):
+            handlers[f"{_COMMAND_TASK_PREFIX}{hook.name}"] = self._command_handler(
+                tuple(hook.command), float(hook.timeout_s)
+            )
+        return handlers
+
+    def _command_handler(
+        self, command: tuple[str, ...], timeout: float
+    ) -> Callable[[OutboxItem], None]:
+        def run(item: OutboxItem) -> None:
+            import json
+
+            loaded = self.kernel.load(item.session)
+            summary = {
+                "session": item.session,
+                "task": item.task,
+                "question": loaded.state.question,
+                "last_seq": loaded.state.last_seq,
+                "head": loaded.head,
+                "report": f"sessions/{item.session}/artifacts/report.md",
+            }
+            env = dict(os.environ, THT_SESSION=item.session, THT_WORKSPACE=str(self.workspace.root))
+            done = subprocess.run(
+                list(command),
+                input=json.dumps(summary).encode(),
+                cwd=self.workspace.root,
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"{command[0]} exited {done.returncode}")
+
+        return run
+
+    def finalize(self, session: str, *, actor: str) -> Applied:
+        self.kernel.after_finalize = self.after_finalize_tasks()
+        return self.kernel.finalize(session, actor=actor)
+
+    def run_outbox(self, *, session: str | None = None, force: bool = False) -> object:
+        outbox = self.kernel.outbox
+        assert outbox is not None
+        return outbox.run(self.outbox_handlers(), self.clock, session=session, force=force)
+
+
+def open_app(workspace_root: Path) -> App:
+    workspace = open_workspace(workspace_root)
+    clock = _clock_from_env(workspace.state_dir)
+    custom = workspace.root / "workflow.yaml"
+    kernel = WorkflowKernel(
+        FileSystemStore(workspace.sessions_dir, workspace.cache_dir),
+        clock=clock,
+        ids=_ids_from_env(),
+        workflow_path=custom if custom.is_file() else default_workflow_path(),
+        workflow_cache=workspace.cache_dir,
+        outbox=Outbox(workspace.state_dir / "outbox"),
+    )
+    return App(workspace=workspace, kernel=kernel, clock=clock)
+
+
+def resolve_session(app: App, session: str | None) -> str:
+    """``SESSION`` (or ``$THT_SESSION``): an exact id or a unique prefix of at least 4 chars."""
+    if not session:
+        raise UsageError("no session given: pass SESSION or set THT_SESSION")
+    store = app.kernel.store
+    if store.exists(session):
+        return session
+    if len(session) >= 4:
+        matches = [s for s in store.session_ids() if s.startswith(session.upper())]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise UsageError(f"session prefix {session!r} is ambiguous: {', '.join(matches[:5])}")
+    from kernel.errors import NotFoundError
+
+    raise NotFoundError(f"session {session} does not exist in {app.workspace.root}")
