@@ -28,6 +28,8 @@ from typing import Any, Final
 
 import msgspec
 
+from kernel.clock import format_ts
+
 __all__ = [
     "ACTIVATIONS",
     "ALLOWED_FIELDS",
@@ -46,10 +48,10 @@ __all__ = [
     "RESPONSE_FORMATS",
     "UNKNOWN",
     "RoutingEvaluatorEvent",
-    "format_timestamp",
     "is_identifier",
     "normalize_routing_event",
     "normalize_timestamp",
+    "parse_bound",
 ]
 
 EVENT_NAME: Final = "RoutingEvaluator"
@@ -275,15 +277,8 @@ def is_identifier(value: object) -> bool:
     )
 
 
-def format_timestamp(moment: datetime) -> str:
-    """The canonical text of a moment: ``YYYY-MM-DDTHH:MM:SS.mmmZ`` in UTC (naive means UTC)."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
-
-
 def normalize_timestamp(value: object) -> str | None:
-    """RFC 3339 → ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC, milliseconds); ``None`` if not a timestamp.
+    """RFC 3339 → the kernel's ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC); ``None`` if not a timestamp.
 
     The canonical form sorts as text, so date filters are plain string comparisons on an index.
     A timestamp without an offset is read as UTC.
@@ -294,7 +289,24 @@ def normalize_timestamp(value: object) -> str | None:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return format_timestamp(moment)
+    return format_ts(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
+
+
+def parse_bound(value: str, *, end: bool) -> str:
+    """A date or RFC 3339 time → canonical UTC text; an end bound covers its whole last unit.
+
+    ``2026-07-31`` as ``date_to`` means up to ``2026-07-31T23:59:59.999Z``; a time without
+    fractional seconds covers its whole second.
+    """
+    canonical = normalize_timestamp(value)
+    if canonical is None:
+        raise ValueError(f"not a date or RFC 3339 time: {value!r}")
+    if end:
+        if len(value.strip()) == 10:
+            return canonical[:10] + "T23:59:59.999Z"
+        if "." not in value:
+            return canonical[:19] + ".999Z"
+    return canonical
 
 
 def normalize_routing_event(

@@ -14,32 +14,28 @@ a rotated file scanned again, two copies of a log) is one row.
 from __future__ import annotations
 
 import os
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from kernel.errors import ConflictError
 from tht.analytics.events import EVENT_NAME, normalize_routing_event
 from tht.analytics.sources import (
     HEAD_BYTES,
     FileView,
-    ReadAction,
+    SourceScan,
     SourceState,
     head_hash,
     load_source,
     plan_read,
-    save_source,
     source_id,
+    source_transaction,
 )
 from tht.analytics.store import AnalyticsStore
 
-__all__ = ["KIND", "RETENTION_KEY", "SourceScan", "scan_hook_log"]
+__all__ = ["KIND", "scan_hook_log"]
 
 KIND = "hook_log"
-RETENTION_KEY = "retention.pruned_before"
 CHUNK_BYTES = 8 << 20
 
 _INSERT_EVENT = (
@@ -60,38 +56,6 @@ _INSERT_PROJECTION = (
     f"INSERT OR IGNORE INTO routing_evaluations ({_PROJECTION_COLUMNS}) "
     f"VALUES ({', '.join('?' * 36)})"
 )
-
-
-@dataclass
-class SourceScan:
-    """What one scan did to one file (for the command's output; nothing here is stored)."""
-
-    path: str
-    kind: str
-    action: ReadAction | str
-    lines_read: int = 0
-    imported: int = 0
-    duplicates: int = 0
-    invalid_lines: int = 0
-    ignored_events: int = 0
-    older_than_retention: int = 0
-    torn_tail: bool = False
-    warnings: Counter[str] = field(default_factory=Counter)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "kind": self.kind,
-            "action": self.action,
-            "lines_read": self.lines_read,
-            "imported": self.imported,
-            "duplicates": self.duplicates,
-            "invalid_lines": self.invalid_lines,
-            "ignored_events": self.ignored_events,
-            "older_than_retention": self.older_than_retention,
-            "torn_tail": self.torn_tail,
-            "warnings": dict(sorted(self.warnings.items())),
-        }
 
 
 def scan_hook_log(
@@ -137,7 +101,7 @@ class _Importer:
         self.rescan = report.action in ("rotated", "truncated", "replaced")
         self.lines_total = 0 if previous is None or self.rescan else previous.lines_read
         self.rescans = 0 if previous is None else previous.rescans + int(self.rescan)
-        self.watermark = store.meta(RETENTION_KEY) or ""
+        self.watermark = store.retention_cutoff()
         self.decoder = msgspec.json.Decoder()
         self.encoder = msgspec.json.Encoder()
 
@@ -181,23 +145,14 @@ class _Importer:
             rescans=self.rescans,
         )
         conn = self.store.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if load_source(conn, self.sid) != self.expected:
-                raise ConflictError(
-                    f"{self.report.path}: another scan imported this file meanwhile; run scan again"
-                )
-            save_source(conn, KIND, state, now=self.now)
+        with source_transaction(
+            conn, KIND, self.expected, state, now=self.now, label=self.report.path
+        ):
             if events:
                 inserted = conn.executemany(_INSERT_EVENT, events).rowcount
                 conn.executemany(_INSERT_PROJECTION, projections)
                 self.report.imported += inserted
                 self.report.duplicates += len(events) - inserted
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         self.expected = state
         return offset
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from kernel.errors import UsageError
 
-__all__ = ["IdFactory", "key_file_for", "load_or_create_key"]
+__all__ = ["KeyedIds", "key_file_for", "load_or_create_key"]
 
 _KEY_BYTES = 32
 
 
-class IdFactory:
+class KeyedIds:
     """Derives 128-bit hex ids: ``HMAC-SHA256(key, text)`` truncated to 32 hex characters."""
 
     __slots__ = ("_key",)

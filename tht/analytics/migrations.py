@@ -118,9 +118,50 @@ _ADD_ROUTING_EVALUATIONS = (
       ON routing_evaluations(runtime_event_id)""",
 )
 
+_ADD_STAGE_RUNS = (
+    # One row per (session ledger, stage): see tht.analytics.stage_runs. ``session_key`` is the
+    # HMAC of the session id; no question, prompt or payload text is ever stored.
+    """CREATE TABLE stage_runs (
+      id TEXT PRIMARY KEY,
+      source_file_id TEXT NOT NULL,
+      session_key TEXT NOT NULL,
+      stage TEXT NOT NULL,
+      first_seq INTEGER NOT NULL,
+      started_at TEXT,
+      ended_at TEXT,
+      outcome TEXT NOT NULL,
+      runs INTEGER NOT NULL DEFAULT 0,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      duration_ms INTEGER,
+      reviews INTEGER NOT NULL DEFAULT 0,
+      answered_reviews INTEGER NOT NULL DEFAULT 0,
+      review_wait_ms INTEGER,
+      reopen_count INTEGER NOT NULL DEFAULT 0,
+      last_event_at TEXT NOT NULL,
+      FOREIGN KEY(source_file_id) REFERENCES source_files(id) ON DELETE CASCADE
+    )""",
+    "CREATE INDEX idx_stage_runs_source_file ON stage_runs(source_file_id)",
+    "CREATE INDEX idx_stage_runs_stage ON stage_runs(stage, last_event_at)",
+    # One row per review or revision request of a stage.
+    """CREATE TABLE stage_reviews (
+      id TEXT PRIMARY KEY,
+      stage_run_id TEXT NOT NULL,
+      session_key TEXT NOT NULL,
+      stage TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      requested_at TEXT NOT NULL,
+      answered_at TEXT,
+      wait_ms INTEGER,
+      FOREIGN KEY(stage_run_id) REFERENCES stage_runs(id) ON DELETE CASCADE
+    )""",
+    "CREATE INDEX idx_stage_reviews_stage_run ON stage_reviews(stage_run_id)",
+    "CREATE INDEX idx_stage_reviews_stage ON stage_reviews(stage, requested_at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "create_source_files_and_runtime_events", _CREATE_SOURCES_AND_RUNTIME_EVENTS),
     Migration(2, "add_routing_evaluations", _ADD_ROUTING_EVALUATIONS),
+    Migration(3, "add_stage_runs", _ADD_STAGE_RUNS),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

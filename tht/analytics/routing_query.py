@@ -39,8 +39,9 @@ from tht.analytics.events import (
     MODES,
     PROVIDER_FAMILIES,
     PROVIDER_LOCATIONS,
-    normalize_timestamp,
+    parse_bound,
 )
+from tht.analytics.stats import percentile
 
 __all__ = ["DIMENSIONS", "RoutingEvaluatorQuery", "routing_evaluator", "where_clause"]
 
@@ -144,23 +145,6 @@ class RoutingEvaluatorQuery(BaseModel):
         return value
 
 
-def parse_bound(value: str, *, end: bool) -> str:
-    """A date or RFC 3339 time → canonical UTC text; an end bound covers its whole last unit.
-
-    ``2026-07-31`` as ``date_to`` means up to ``2026-07-31T23:59:59.999Z``; a time without
-    fractional seconds covers its whole second.
-    """
-    canonical = normalize_timestamp(value)
-    if canonical is None:
-        raise ValueError(f"not a date or RFC 3339 time: {value!r}")
-    if end:
-        if len(value.strip()) == 10:
-            return canonical[:10] + "T23:59:59.999Z"
-        if "." not in value:
-            return canonical[:19] + ".999Z"
-    return canonical
-
-
 def where_clause(query: RoutingEvaluatorQuery) -> tuple[str, list[Any]]:
     """The ``WHERE`` predicate (never empty: ``1`` when unfiltered) and its parameters."""
     parts: list[str] = []
@@ -233,6 +217,7 @@ def _percentiles(
         f"ROW_NUMBER() OVER ({partition}ORDER BY x) AS rn, COUNT(*) OVER ({partition}) AS n "
         "FROM f) "
         f"SELECT {''.join(n + ', ' for n in names)}n, rn, x FROM r "
+        # the two ranks stats.percentile reads for q = 50 and 95 (integer division, as there)
         "WHERE rn IN ((50 * (n - 1)) / 100 + 1, (50 * (n - 1)) / 100 + 2, "
         "(95 * (n - 1)) / 100 + 1, (95 * (n - 1)) / 100 + 2)"
     )
@@ -242,19 +227,9 @@ def _percentiles(
         n, rn, x = row[len(dims) :]
         ranks.setdefault(key, (n, {}))[1][rn] = x
     return {
-        key: {"p50": _quantile(50, n, at), "p95": _quantile(95, n, at)}
+        key: {"p50": percentile(50, n, at.__getitem__), "p95": percentile(95, n, at.__getitem__)}
         for key, (n, at) in ranks.items()
     }
-
-
-def _quantile(q: int, n: int, at: dict[int, int]) -> float:
-    """Linear interpolation between closest ranks, with the integer arithmetic of ``statistics``."""
-    m = n - 1
-    j = q * m // 100
-    delta = q * m - j * 100
-    if delta == 0:
-        return float(at[j + 1])
-    return (at[j + 1] * (100 - delta) + at[j + 2] * delta) / 100
 
 
 def _metrics(counts: Any, percentiles: dict[str, float]) -> dict[str, Any]:

@@ -9,29 +9,66 @@ never duplicates rows: ids derive from content and inserts are ``INSERT OR IGNOR
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Literal
 
-from tht.analytics.ids import IdFactory
+from kernel.errors import ConflictError
+from tht.analytics.ids import KeyedIds
 
 __all__ = [
     "HEAD_BYTES",
     "FileView",
     "ReadAction",
+    "SourceScan",
     "SourceState",
     "head_hash",
     "load_source",
     "plan_read",
     "save_source",
     "source_id",
+    "source_transaction",
 ]
 
 HEAD_BYTES = 4096
 
 ReadAction = Literal["new", "unchanged", "append", "rotated", "truncated", "replaced"]
+
+
+@dataclass
+class SourceScan:
+    """What one scan did to one file (for the command's output; nothing here is stored)."""
+
+    path: str
+    kind: str
+    action: ReadAction | Literal["missing", "invalid"]
+    lines_read: int = 0
+    imported: int = 0
+    duplicates: int = 0
+    invalid_lines: int = 0
+    ignored_events: int = 0
+    older_than_retention: int = 0
+    torn_tail: bool = False
+    warnings: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "action": self.action,
+            "lines_read": self.lines_read,
+            "imported": self.imported,
+            "duplicates": self.duplicates,
+            "invalid_lines": self.invalid_lines,
+            "ignored_events": self.ignored_events,
+            "older_than_retention": self.older_than_retention,
+            "torn_tail": self.torn_tail,
+            "warnings": dict(sorted(self.warnings.items())),
+        }
 
 
 @dataclass(frozen=True)
@@ -62,7 +99,7 @@ class FileView:
         return FileView(inode=stat.st_ino, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
-def source_id(ids: IdFactory, kind: str, resolved_path: str) -> str:
+def source_id(ids: KeyedIds, kind: str, resolved_path: str) -> str:
     """The keyed id of a file: its path is never stored."""
     return ids.derive(f"source_file\x00{kind}\x00{resolved_path}")
 
@@ -88,7 +125,7 @@ def plan_read(
     return "append", state.offset
 
 
-def head_hash(ids: IdFactory, fh: BinaryIO, length: int) -> str:
+def head_hash(ids: KeyedIds, fh: BinaryIO, length: int) -> str:
     """Keyed hash of the first ``length`` bytes of an open file; the file position is kept."""
     position = fh.tell()
     fh.seek(0)
@@ -131,3 +168,32 @@ def save_source(conn: sqlite3.Connection, kind: str, state: SourceState, *, now:
             now,
         ),
     )
+
+
+@contextlib.contextmanager
+def source_transaction(
+    conn: sqlite3.Connection,
+    kind: str,
+    expected: SourceState | None,
+    new: SourceState,
+    *,
+    now: str,
+    label: str,
+) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` around the rows of one read and the file's new state.
+
+    Optimistic: if the stored state is no longer ``expected`` (another scan of the same file
+    committed meanwhile), nothing is written and :class:`ConflictError` is raised. The caller's
+    inserts run inside the ``with`` block; any error rolls everything back, offset included.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if load_source(conn, new.id) != expected:
+            raise ConflictError(f"{label}: another scan imported this file meanwhile; scan again")
+        save_source(conn, kind, new, now=now)
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

@@ -18,17 +18,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel.errors import NotFoundError, UnavailableError
-from tht.analytics.ids import IdFactory, key_file_for, load_or_create_key
+from tht.analytics.ids import KeyedIds, key_file_for, load_or_create_key
 from tht.analytics.migrations import migrate
 from tht.paths import user_data_dir
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-__all__ = ["DB_ENV", "DEFAULT_DB_NAME", "AnalyticsStore", "open_store", "resolve_db_path"]
+__all__ = [
+    "DB_ENV",
+    "DEFAULT_DB_NAME",
+    "RETENTION_KEY",
+    "AnalyticsStore",
+    "open_store",
+    "resolve_db_path",
+]
 
 DB_ENV = "THT_ANALYTICS_DB"
 DEFAULT_DB_NAME = "analytics.sqlite"
+# analytics_meta key: events before this time were pruned and are never imported again.
+RETENTION_KEY = "retention.pruned_before"
 
 
 def resolve_db_path(explicit: Path | None = None) -> Path:
@@ -47,7 +56,7 @@ class AnalyticsStore:
 
     path: Path
     db: Database
-    ids: IdFactory
+    ids: KeyedIds
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -56,6 +65,10 @@ class AnalyticsStore:
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM analytics_meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def retention_cutoff(self) -> str:
+        """Events older than this were pruned (``""``: nothing was): importers skip them."""
+        return self.meta(RETENTION_KEY) or ""
 
     def close(self) -> None:
         self.db.close()
@@ -94,4 +107,4 @@ def open_store(
         migrate(conn, now=now, target=target_version, where=str(path))
     except sqlite3.DatabaseError as err:
         raise UnavailableError(f"{path}: cannot open the analytics database: {err}") from err
-    return AnalyticsStore(path=path, db=db, ids=IdFactory(key))
+    return AnalyticsStore(path=path, db=db, ids=KeyedIds(key))

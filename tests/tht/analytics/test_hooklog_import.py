@@ -170,16 +170,13 @@ def test_a_scan_that_lost_a_race_for_the_same_file_commits_nothing(
     with log.open("a", encoding="utf-8") as fh:
         fh.write(_line("routing-2"))
     real = hooklog.load_source
-    seen: list[object] = []
 
-    def first_read_then_another_writer(conn: sqlite3.Connection, sid: str) -> object:
-        state = real(conn, sid)
-        if not seen:  # the scan plans from this state; another scanner then moves the row
-            conn.execute("UPDATE source_files SET lines_read = lines_read + 1")
-        seen.append(state)
+    def plan_then_another_writer(conn: sqlite3.Connection, sid: str) -> object:
+        state = real(conn, sid)  # the scan plans from this state; another scan then commits
+        conn.execute("UPDATE source_files SET lines_read = lines_read + 1")
         return state
 
-    monkeypatch.setattr(hooklog, "load_source", first_read_then_another_writer)
+    monkeypatch.setattr(hooklog, "load_source", plan_then_another_writer)
     with pytest.raises(ConflictError):
         scan_hook_log(store, log, now=NOW)
     assert counts(store)["runtime_events"] == 1

@@ -26,7 +26,11 @@ def test_prune_deletes_events_older_than_the_cutoff_with_their_projection(
     total = counts(store)["runtime_events"]
     result = prune(store, older_than_days=4, now=datetime(2026, 7, 18, tzinfo=UTC))
     assert result["cutoff"] == "2026-07-14T00:00:00.000Z"
-    assert result["deleted"] == {"runtime_events": older, "routing_evaluations": older}
+    assert result["deleted"] == {
+        "runtime_events": older,
+        "routing_evaluations": older,
+        "stage_runs": 0,
+    }
     assert 0 < older < total
     assert counts(store)["runtime_events"] == counts(store)["routing_evaluations"] == total - older
     assert (
