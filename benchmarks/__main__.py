@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS: dict[str, str] = {}
+BENCHMARKS: dict[str, str] = {
+    "analytics": "benchmarks.bench_analytics",
+}
 
 
 def main(argv: list[str]) -> int:

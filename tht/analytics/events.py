@@ -1,32 +1,17 @@
-"""The ``RoutingEvaluator`` hook event (spec 000 §22.3–22.5): allowlist, closed enums, clamps.
+"""The ``RoutingEvaluator`` hook event (spec 000 §22.3–22.5): its closed vocabulary.
 
-The routing hook appends one event per prompt to its JSONL log. This module turns one decoded line
-into what analytics may keep, and nothing else:
-
-- only the fields of the §22.5 allowlist survive; forbidden fields (prompt, raw response, keys,
-  headers, paths, …) and unknown fields are dropped and counted;
-- closed enums (§22.4 and the provider contract of §15.2) are validated; an unknown value is never
-  stored verbatim (it could be an error message or a prompt fragment): it becomes ``"unknown"``,
-  or ``"unexpected-error"`` for ``evaluator_status`` so that an unrecognised outcome never counts
-  as a success;
-- identifiers (profile, model, candidate ids, …) must look like identifiers: no spaces, no paths,
-  no URLs, at most 128 characters;
-- numbers are clamped to plausible ranges; booleans must be booleans.
-
-Every normalisation is counted in a :class:`collections.Counter` so ``tht analytics scan`` can
-report it. Pure functions only: no I/O, no clock.
+The routing hook appends one event per prompt to its JSONL log. This module names what analytics
+may keep of it: the §22.5 allowlist (:data:`ALLOWED_FIELDS`), the forbidden fields, the closed
+enums of §22.4 and of the provider contract (§15.2), what "looks like an identifier" means (no
+spaces, no paths, no URLs, at most 128 characters), and the canonical timestamp text. The line-level
+normalisation that applies them is :mod:`tht.analytics.normalize`. Pure; no I/O.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
-
-import msgspec
+from typing import Final
 
 from kernel.clock import format_ts
 
@@ -47,9 +32,8 @@ __all__ = [
     "PROVIDER_LOCATIONS",
     "RESPONSE_FORMATS",
     "UNKNOWN",
-    "RoutingEvaluatorEvent",
     "is_identifier",
-    "normalize_routing_event",
+    "looks_like_id",
     "normalize_timestamp",
     "parse_bound",
 ]
@@ -182,9 +166,6 @@ ALLOWED_FIELDS: Final = (
     "cache_hit",
     "sensitive_skip",
 )
-_ALLOWED_SET: Final = frozenset(ALLOWED_FIELDS)
-# Envelope fields read but not copied into metadata_json.
-_ENVELOPE: Final = frozenset({"ts", "event", "hook", "request_id"})
 # §22.5 forbidden fields under the names a log line would use. Everything outside the allowlist is
 # dropped anyway; these are counted separately because their presence is a privacy incident.
 FORBIDDEN_FIELDS: Final = frozenset(
@@ -221,60 +202,28 @@ FORBIDDEN_FIELDS: Final = frozenset(
 )
 
 _ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+/-]{0,127}")
-_MAX_LIST: Final = {"candidate_ids": 32, "ambiguity_reasons": 16}
+
+
 # (low, high) clamps; a latency above ten minutes or a billion tokens is a broken counter.
-_INT_RANGES: Final[dict[str, tuple[int, int]]] = {
-    "schema_version": (0, 1_000),
-    "prompt_contract_version": (0, 1_000),
-    "latency_ms": (0, 600_000),
-    "input_tokens": (0, 10_000_000),
-    "output_tokens": (0, 10_000_000),
-    "candidate_count": (0, 1_000),
-}
-_BOOLS: Final = ("ambiguity_detected", "changed_top", "applied", "cache_hit", "sensitive_skip")
-_REQUIRED_ENUMS: Final[dict[str, frozenset[str]]] = {
-    "mode": MODES,
-    "activation": ACTIVATIONS,
-}
-_OPTIONAL_ENUMS: Final[dict[str, frozenset[str]]] = {
-    "provider_family": PROVIDER_FAMILIES,
-    "provider_location": PROVIDER_LOCATIONS,
-    "model_variant": MODEL_VARIANTS,
-    "response_format": RESPONSE_FORMATS,
-    "decision": DECISIONS,
-    "confidence_bucket": CONFIDENCE_BUCKETS,
-    "fallback_reason": FALLBACK_REASONS,
-}
-_IDENTIFIERS: Final = (
-    "provider_profile",
-    "model",
-    "model_family",
-    "model_parameter_class",
-    "model_quantization",
-    "evaluator_profile_version",
-    "deterministic_top",
-    "evaluator_top",
-    "final_top",
-)
-
-
-class RoutingEvaluatorEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """One normalised ``RoutingEvaluator`` event: envelope plus the allowlisted metadata."""
-
-    occurred_at: str
-    hook_name: str
-    request_id: str
-    metadata: dict[str, Any]
-
-
 def is_identifier(value: object) -> bool:
     """A catalog-style id: no spaces, not a path or URL, at most 128 characters."""
-    return (
-        isinstance(value, str)
-        and _ID_RE.fullmatch(value) is not None
-        and ":/" not in value
-        and ".." not in value
-    )
+    if not isinstance(value, str):
+        return False
+    known = _IDENTIFIERS_SEEN.get(value)
+    if known is None:
+        known = looks_like_id(value)
+        if len(_IDENTIFIERS_SEEN) >= 4096:  # ids repeat (profiles, models, skills): a small memo
+            _IDENTIFIERS_SEEN.clear()
+        _IDENTIFIERS_SEEN[value] = known
+    return known
+
+
+_IDENTIFIERS_SEEN: dict[str, bool] = {}
+
+
+def looks_like_id(value: str) -> bool:
+    """:func:`is_identifier` without the memo (for values that never repeat, like request ids)."""
+    return _ID_RE.fullmatch(value) is not None and ":/" not in value and ".." not in value
 
 
 def normalize_timestamp(value: object) -> str | None:
@@ -289,6 +238,8 @@ def normalize_timestamp(value: object) -> str | None:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
+    if len(value) == 24 and value[19] == "." and value[23] == "Z":
+        return value  # already canonical (the hook writes this form): skip reformatting
     return format_ts(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
 
 
@@ -307,132 +258,3 @@ def parse_bound(value: str, *, end: bool) -> str:
         if "." not in value:
             return canonical[:19] + ".999Z"
     return canonical
-
-
-def normalize_routing_event(
-    raw: Mapping[str, Any], warnings: Counter[str]
-) -> RoutingEvaluatorEvent | None:
-    """The allowlisted, validated form of one decoded log line, or ``None`` if it cannot be kept.
-
-    ``None`` means the line is not a ``RoutingEvaluator`` event with a usable timestamp; the caller
-    counts it. Every field-level normalisation increments a key of ``warnings``.
-    """
-    if raw.get("event") != EVENT_NAME:
-        return None
-    occurred_at = normalize_timestamp(raw.get("ts"))
-    if occurred_at is None:
-        warnings["invalid_timestamp"] += 1
-        return None
-
-    for name in raw:
-        if name in _ENVELOPE or name in _ALLOWED_SET:
-            continue
-        warnings["forbidden_fields" if name in FORBIDDEN_FIELDS else "unknown_fields"] += 1
-
-    meta: dict[str, Any] = {}
-    for name in ALLOWED_FIELDS:
-        value = raw.get(name)
-        if name in _INT_RANGES:
-            meta[name] = _int(name, value, warnings)
-        elif name in _REQUIRED_ENUMS:
-            meta[name] = _enum(value, _REQUIRED_ENUMS[name], UNKNOWN, warnings)
-        elif name in _OPTIONAL_ENUMS:
-            allowed = _OPTIONAL_ENUMS[name]
-            meta[name] = None if value is None else _enum(value, allowed, UNKNOWN, warnings)
-        elif name == "evaluator_status":
-            meta[name] = _enum(value, EVALUATOR_STATUSES, "unexpected-error", warnings)
-        elif name in _BOOLS:
-            meta[name] = _bool(value, warnings)
-        elif name == "candidate_ids":
-            meta[name] = _id_list(name, value, warnings)
-        elif name == "ambiguity_reasons":
-            meta[name] = _enum_list(name, value, warnings)
-        else:  # identifiers
-            meta[name] = _identifier(value, warnings)
-    if meta["candidate_count"] is None:
-        meta["candidate_count"] = len(meta["candidate_ids"])
-
-    return RoutingEvaluatorEvent(
-        occurred_at=occurred_at,
-        hook_name=_identifier(raw.get("hook"), warnings) or UNKNOWN,
-        request_id=_identifier(raw.get("request_id"), warnings) or UNKNOWN,
-        metadata=meta,
-    )
-
-
-def _int(name: str, value: object, warnings: Counter[str]) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        warnings["invalid_values"] += 1
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        warnings["invalid_values"] += 1
-        return None
-    number = round(value) if isinstance(value, float) else value
-    low, high = _INT_RANGES[name]
-    if number < low or number > high:
-        warnings["clamped_numbers"] += 1
-        return low if number < low else high
-    return number
-
-
-def _enum(value: object, allowed: frozenset[str], fallback: str, warnings: Counter[str]) -> str:
-    if isinstance(value, str) and value in allowed:
-        return value
-    warnings["unknown_enum_values"] += 1
-    return fallback
-
-
-def _bool(value: object, warnings: Counter[str]) -> bool:
-    if isinstance(value, bool):
-        return value
-    if value is None:
-        return False
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    warnings["invalid_values"] += 1
-    return False
-
-
-def _identifier(value: object, warnings: Counter[str]) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and is_identifier(value):
-        return value
-    warnings["invalid_values"] += 1
-    return None
-
-
-def _id_list(name: str, value: object, warnings: Counter[str]) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        warnings["invalid_values"] += 1
-        return []
-    kept = [item for item in value if is_identifier(item)]
-    if len(kept) != len(value):
-        warnings["invalid_values"] += 1
-    if len(kept) > _MAX_LIST[name]:
-        warnings["clamped_numbers"] += 1
-        kept = kept[: _MAX_LIST[name]]
-    return kept
-
-
-def _enum_list(name: str, value: object, warnings: Counter[str]) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        warnings["invalid_values"] += 1
-        return []
-    kept: list[str] = []
-    for item in value:
-        if isinstance(item, str) and item in AMBIGUITY_REASONS:
-            kept.append(item)
-        else:
-            warnings["unknown_enum_values"] += 1
-            kept.append(UNKNOWN)
-    if len(kept) > _MAX_LIST[name]:
-        warnings["clamped_numbers"] += 1
-        kept = kept[: _MAX_LIST[name]]
-    return kept

@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from tht.analytics.events import EVENT_NAME, normalize_routing_event
+from tht.analytics.events import EVENT_NAME
+from tht.analytics.normalize import normalize_routing_event
 from tht.analytics.sources import (
     HEAD_BYTES,
     FileView,

@@ -43,7 +43,13 @@ from tht.analytics.events import (
 )
 from tht.analytics.stats import percentile
 
-__all__ = ["DIMENSIONS", "RoutingEvaluatorQuery", "routing_evaluator", "where_clause"]
+__all__ = [
+    "DIMENSIONS",
+    "RoutingEvaluatorQuery",
+    "routing_evaluator",
+    "statements",
+    "where_clause",
+]
 
 # group_by name → SQL expression over routing_evaluations.
 DIMENSIONS: Final[dict[str, str]] = {
@@ -175,13 +181,22 @@ def routing_evaluator(conn: sqlite3.Connection, query: RoutingEvaluatorQuery) ->
     return {"ok": True, **body, "groups": groups}
 
 
-def _aggregate(
-    conn: sqlite3.Connection, where: str, params: list[Any], dims: tuple[str, ...]
-) -> dict[tuple[Any, ...], dict[str, Any]]:
+def statements(query: RoutingEvaluatorQuery) -> list[tuple[str, list[Any]]]:
+    """Every SQL statement :func:`routing_evaluator` runs for ``query`` (for query plans)."""
+    where, params = where_clause(query)
+    dims_list = [(), query.group_by] if query.group_by else [()]
+    return [
+        (sql, params)
+        for dims in dims_list
+        for sql in (_aggregate_sql(where, dims), _percentile_sql(where, dims))
+    ]
+
+
+def _aggregate_sql(where: str, dims: tuple[str, ...]) -> str:
     keys = [f"{DIMENSIONS[d]} AS g{i}" for i, d in enumerate(dims)]
     names = [f"g{i}" for i in range(len(dims))]
     group = f" GROUP BY {', '.join(names)} ORDER BY {', '.join(names)}" if dims else ""
-    sql = (
+    return (
         f"SELECT {''.join(k + ', ' for k in keys)}"
         "COUNT(*), SUM(ambiguity_detected), "
         f"SUM({_INVOKED_SQL}), SUM(evaluator_status = 'completed'), "
@@ -193,9 +208,31 @@ def _aggregate(
         f"MAX(CASE WHEN {_INVOKED_SQL} THEN latency_ms END) "
         f"FROM routing_evaluations WHERE {where}{group}"
     )
+
+
+def _percentile_sql(where: str, dims: tuple[str, ...]) -> str:
+    names = [f"g{i}" for i in range(len(dims))]
+    keys = "".join(f"{DIMENSIONS[d]} AS g{i}, " for i, d in enumerate(dims))
+    partition = f"PARTITION BY {', '.join(names)} " if dims else ""
+    return (
+        f"WITH f AS (SELECT {keys}latency_ms AS x FROM routing_evaluations "
+        f"WHERE {where} AND latency_ms IS NOT NULL AND {_INVOKED_SQL}), "
+        f"r AS (SELECT {''.join(n + ', ' for n in names)}x, "
+        f"ROW_NUMBER() OVER ({partition}ORDER BY x) AS rn, COUNT(*) OVER ({partition}) AS n "
+        "FROM f) "
+        f"SELECT {''.join(n + ', ' for n in names)}n, rn, x FROM r "
+        # the two ranks stats.percentile reads for q = 50 and 95 (integer division, as there)
+        "WHERE rn IN ((50 * (n - 1)) / 100 + 1, (50 * (n - 1)) / 100 + 2, "
+        "(95 * (n - 1)) / 100 + 1, (95 * (n - 1)) / 100 + 2)"
+    )
+
+
+def _aggregate(
+    conn: sqlite3.Connection, where: str, params: list[Any], dims: tuple[str, ...]
+) -> dict[tuple[Any, ...], dict[str, Any]]:
     percentiles = _percentiles(conn, where, params, dims)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in conn.execute(sql, params):
+    for row in conn.execute(_aggregate_sql(where, dims), params):
         key = tuple(row[: len(dims)])
         counts = row[len(dims) :]
         if counts[0] == 0:
@@ -207,22 +244,8 @@ def _aggregate(
 def _percentiles(
     conn: sqlite3.Connection, where: str, params: list[Any], dims: tuple[str, ...]
 ) -> dict[tuple[Any, ...], dict[str, float]]:
-    names = [f"g{i}" for i in range(len(dims))]
-    keys = "".join(f"{DIMENSIONS[d]} AS g{i}, " for i, d in enumerate(dims))
-    partition = f"PARTITION BY {', '.join(names)} " if dims else ""
-    sql = (
-        f"WITH f AS (SELECT {keys}latency_ms AS x FROM routing_evaluations "
-        f"WHERE {where} AND latency_ms IS NOT NULL AND {_INVOKED_SQL}), "
-        f"r AS (SELECT {''.join(n + ', ' for n in names)}x, "
-        f"ROW_NUMBER() OVER ({partition}ORDER BY x) AS rn, COUNT(*) OVER ({partition}) AS n "
-        "FROM f) "
-        f"SELECT {''.join(n + ', ' for n in names)}n, rn, x FROM r "
-        # the two ranks stats.percentile reads for q = 50 and 95 (integer division, as there)
-        "WHERE rn IN ((50 * (n - 1)) / 100 + 1, (50 * (n - 1)) / 100 + 2, "
-        "(95 * (n - 1)) / 100 + 1, (95 * (n - 1)) / 100 + 2)"
-    )
     ranks: dict[tuple[Any, ...], tuple[int, dict[int, int]]] = {}
-    for row in conn.execute(sql, params):
+    for row in conn.execute(_percentile_sql(where, dims), params):
         key = tuple(row[: len(dims)])
         n, rn, x = row[len(dims) :]
         ranks.setdefault(key, (n, {}))[1][rn] = x

@@ -1,4 +1,4 @@
-"""The RoutingEvaluator normalisation: allowlist, forbidden fields, closed enums, clamps."""
+"""The RoutingEvaluator vocabulary and line normalisation: allowlist, forbidden fields, enums."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from tht.analytics.events import (
     EVALUATOR_STATUSES,
     MODES,
     is_identifier,
-    normalize_routing_event,
     normalize_timestamp,
 )
+from tht.analytics.normalize import normalize_routing_event
 
 from .conftest import HOOK_LOG
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tht.analytics.hooklog import scan_hook_log
-from tht.analytics.routing_query import RoutingEvaluatorQuery, routing_evaluator, where_clause
+from tht.analytics.routing_query import RoutingEvaluatorQuery, routing_evaluator, statements
 from tht.analytics.store import AnalyticsStore, open_store
 
 from .conftest import HOOK_LOG, NOW
@@ -196,20 +196,24 @@ def test_bad_input_names_the_field() -> None:
         RoutingEvaluatorQuery.model_validate({"modles": ["x"]})
 
 
-def test_date_filter_and_profile_filter_use_the_spec_indexes(loaded: AnalyticsStore) -> None:
-    def plan(query: RoutingEvaluatorQuery) -> str:
-        where, params = where_clause(query)
-        rows = loaded.conn.execute(
-            f"EXPLAIN QUERY PLAN SELECT COUNT(*) FROM routing_evaluations WHERE {where}", params
-        )
-        return " ".join(row[-1] for row in rows)
+def test_every_statement_of_a_filtered_query_uses_the_spec_indexes(
+    loaded: AnalyticsStore,
+) -> None:
+    def plans(query: RoutingEvaluatorQuery) -> list[str]:
+        return [
+            " ".join(row[-1] for row in loaded.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+            for sql, params in statements(query)
+        ]
 
-    dated = plan(RoutingEvaluatorQuery(date_from="2026-07-12", date_to="2026-07-13"))
-    assert "idx_routing_evaluations_occurred_at" in dated
-    profiled = plan(
-        RoutingEvaluatorQuery(provider_profiles=("ollama-cloud",), statuses=("completed",))
+    dated = RoutingEvaluatorQuery(
+        date_from="2026-07-12", date_to="2026-07-13", group_by=("provider_profile", "day")
     )
-    assert "idx_routing_evaluations_profile_status" in profiled
+    assert len(plans(dated)) == 4
+    for plan in plans(dated):
+        assert "USING INDEX idx_routing_evaluations_occurred_at" in plan, plan
+    profiled = RoutingEvaluatorQuery(provider_profiles=("ollama-cloud",), statuses=("completed",))
+    for plan in plans(profiled):
+        assert "USING INDEX idx_routing_evaluations_profile_status" in plan, plan
 
 
 @settings(max_examples=40, deadline=None)
