@@ -1,7 +1,7 @@
 """Incremental, idempotent import of the routing hook's JSONL log (spec 000 §22.2–22.7).
 
 For each complete line after the stored offset: decode, keep only ``RoutingEvaluator`` events,
-normalise them (:mod:`tht.analytics.events`), derive their ids with the HMAC key, and insert the
+normalise them (:mod:`tht.analytics.normalize`), derive their ids with the HMAC key, and insert the
 canonical ``runtime_events`` row and its ``routing_evaluations`` projection with ``INSERT OR
 IGNORE``. Rows and the new offset are committed in one transaction per chunk, so an interrupted
 scan resumes exactly where its last commit left off. A final line without a newline (a write in
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -106,7 +106,7 @@ class _Importer:
         self.decoder = msgspec.json.Decoder()
         self.encoder = msgspec.json.Encoder()
 
-    def run(self, fh: Any, start: int, chunk_bytes: int) -> None:
+    def run(self, fh: BinaryIO, start: int, chunk_bytes: int) -> None:
         fh.seek(start)
         offset = start  # file position of the first byte of ``carry``
         remaining = self.view.size - start
@@ -130,7 +130,7 @@ class _Importer:
             # no complete line: still record size, inode and (after a rescan) the reset offset
             self._commit(fh, b"", offset)
 
-    def _commit(self, fh: Any, data: bytes, offset: int) -> int:
+    def _commit(self, fh: BinaryIO, data: bytes, offset: int) -> int:
         events, projections = self._rows(data)
         head_len = min(offset, HEAD_BYTES)
         head = head_hash(self.store.ids, fh, head_len) if head_len else None

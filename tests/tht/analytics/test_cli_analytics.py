@@ -162,3 +162,19 @@ def test_bad_input_is_one_line_and_its_exit_code(
     assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["error"]["exit_code"] == code
     assert "Traceback" not in done.stderr
+
+
+def test_scan_sessions_then_sessions_query(home: Path, tmp_path: Path) -> None:
+    from .sessions_driver import drive_three_sessions
+
+    workspace = drive_three_sessions(tmp_path / "ws").app.workspace.root
+    scanned = _json(_tht(home, "analytics", "scan", "--sessions", str(workspace), "--json"))
+    assert [s["kind"] for s in scanned["sources"]] == ["session_ledger"] * 3
+    stats = _json(_tht(home, "analytics", "sessions", "--json"))
+    assert stats["sessions"] == 3
+    f1 = next(s for s in stats["stages"] if s["stage"] == "disambiguation")
+    assert f1["review_wait_ms"]["answered"] == 4
+    human = _tht(home, "analytics", "sessions")
+    assert human.returncode == 0 and "disambiguation" in human.stdout
+    missing = _tht(home, "analytics", "scan", "--sessions", str(tmp_path / "nope"), "--json")
+    assert missing.returncode == 3
