@@ -11,6 +11,7 @@ import sys
 
 BENCHMARKS: dict[str, str] = {
     "analytics": "benchmarks.bench_analytics",
+    "route_hook": "benchmarks.bench_route_hook",
 }
 
 
