@@ -51,6 +51,15 @@ STATUSES = (
 )
 
 
+FALLBACKS = {
+    "timeout": "no-evaluation",
+    "rate-limited": "no-evaluation",
+    "network-error": "no-evaluation",
+    "invalid-output": "unknown-id",
+    "low-confidence": "low-confidence",
+}
+
+
 def write_log(path: Path, lines: int, seed: int = 7) -> None:
     """``lines`` RoutingEvaluator events spread over a year, in time order."""
     rng = random.Random(seed)
@@ -102,7 +111,7 @@ def write_log(path: Path, lines: int, seed: int = 7) -> None:
                 "confidence_bucket": "high" if status == "completed" else None,
                 "changed_top": changed,
                 "applied": False,
-                "fallback_reason": status if invoked and status != "completed" else None,
+                "fallback_reason": FALLBACKS.get(status),
                 "cache_hit": status == "cache-hit",
                 "sensitive_skip": status == "skipped-sensitive",
             }

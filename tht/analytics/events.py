@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Final
 
 from kernel.clock import format_ts
+from modules.routing import gate as _gate
+from modules.routing import telemetry as _telemetry
 
 __all__ = [
     "ACTIVATIONS",
@@ -41,29 +43,15 @@ __all__ = [
 EVENT_NAME: Final = "RoutingEvaluator"
 UNKNOWN: Final = "unknown"
 
-# §22.4: the closed enum of evaluator outcomes.
-EVALUATOR_STATUSES: Final = frozenset(
-    {
-        "not-ambiguous",
-        "disabled",
-        "not-sampled",
-        "skipped-light-mode",
-        "skipped-sensitive",
-        "circuit-open",
-        "cache-hit",
-        "completed",
-        "low-confidence",
-        "invalid-output",
-        "model-unavailable",
-        "timeout",
-        "rate-limited",
-        "auth-error",
-        "http-error",
-        "network-error",
-        "config-invalid",
-        "unexpected-error",
-    }
-)
+# The closed vocabularies the routing module writes (modules/routing/telemetry.py and gate.py are
+# the single source: a value they may write is a value analytics keeps as itself).
+EVALUATOR_STATUSES: Final = _telemetry.EVALUATOR_STATUSES  # §22.4
+MODES: Final = _telemetry.MODES  # §17.4
+DECISIONS: Final = _telemetry.DECISIONS  # §13.1
+CONFIDENCE_BUCKETS: Final = _telemetry.CONFIDENCE_BUCKETS
+FALLBACK_REASONS: Final = _telemetry.FALLBACK_REASONS  # §18.8, closed per §22.4
+# §9.1 activation rules, plus the §9.2 / §9.5 non-activation reasons some writers put there.
+AMBIGUITY_REASONS: Final = frozenset(_gate.ACTIVATION_REASONS) | frozenset(_gate.SKIP_REASONS)
 # Outcomes in which a request reached the provider: the denominator of completion, fallback,
 # invalid-output and timeout rates (§22.8: invoked = completed + fallbacks).
 INVOKED_STATUSES: Final = frozenset(
@@ -80,56 +68,13 @@ INVOKED_STATUSES: Final = frozenset(
         "unexpected-error",
     }
 )
-# §17.4 operating modes.
-MODES: Final = frozenset({"off", "shadow", "observe", "boost-only", "hybrid", "force-evaluate"})
-# §9.3 / §17.2 activation policy of the evaluator.
+# §9.3 / §17.2 activation policy of the evaluator (free text in the routing config: closed here).
 ACTIVATIONS: Final = frozenset({"ambiguous-only", "sampled", "always", "never"})
-# §9.5 gate reasons, the activation rules of §9.1, and the non-activation reasons of §9.5.
-AMBIGUITY_REASONS: Final = frozenset(
-    {
-        "small-top-score-gap",
-        "multiple-eligible-candidates",
-        "near-threshold-competition",
-        "primary-sidecar-overlap",
-        "category-overlap",
-        "composite-prompt",
-        "skill-mcp-split",
-        "soft-exclusion-conflict",
-        "explicit-intent-mismatch",
-        "disabled",
-        "light-mode-skip",
-        "insufficient-candidates",
-    }
-)
 # §15.2 provider profile contract.
 PROVIDER_FAMILIES: Final = frozenset({"ollama", "lmstudio", "custom"})
 PROVIDER_LOCATIONS: Final = frozenset({"local", "lan", "cloud"})
 MODEL_VARIANTS: Final = frozenset({"instruct", "reasoning", "unknown"})
 RESPONSE_FORMATS: Final = frozenset({"json-schema", "json-object", "prompt-json"})
-# §13.1 evaluator decision, and the bucket of its confidence.
-DECISIONS: Final = frozenset({"single", "compose", "none", "uncertain"})
-CONFIDENCE_BUCKETS: Final = frozenset({"low", "medium", "high"})
-# §18.8 resolver fallbacks and the §19.1 failure matrix, as closed reason codes (§22.4).
-FALLBACK_REASONS: Final = frozenset(
-    {
-        "no-evaluation",
-        "low-confidence",
-        "policy-rejected-target",
-        "invalid-output",
-        "invented-id",
-        "model-unavailable",
-        "timeout",
-        "rate-limited",
-        "auth-error",
-        "http-error",
-        "network-error",
-        "circuit-open",
-        "config-invalid",
-        "missing-key",
-        "catalog-invalid",
-        "unexpected-error",
-    }
-)
 
 # §22.5: the only fields metadata_json may hold, in this order.
 ALLOWED_FIELDS: Final = (

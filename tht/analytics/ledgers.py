@@ -8,18 +8,20 @@ as an HMAC key, ``seq``, ``v``, the actor's kind, stage, invocation, attempt, ca
 and a few closed codes (review kind, completion ``via``, failure code, artifact size). Questions,
 subjects, prompts, labels, rationales, reasons, messages and payload contents are never stored.
 
-After the insert, the session's ``stage_runs`` / ``stage_reviews`` are derived again from its
-imported events (:mod:`tht.analytics.stage_runs`), in the same transaction as the rows and the
-offset. A ledger the kernel reader rejects (a line that is not a valid event) is reported as
-``invalid`` and left untouched: ``tht ledger verify`` says why.
+After the insert, the session's ``stage_runs`` / ``stage_reviews`` are derived again from all its
+imported events and its workflow snapshot's step order (:mod:`tht.analytics.stage_runs`), in the
+same transaction as the rows and the offset. A ledger the kernel reader rejects (a line that is
+not a valid event) is reported as ``invalid`` and left untouched: ``tht ledger verify`` says why.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +55,10 @@ _INSERT_EVENT = (
     "VALUES (?, ?, 'ledger', 'session_ledger', ?, NULL, NULL, ?, ?)"
 )
 _INSERT_RUN = (
-    "INSERT INTO stage_runs (id, source_file_id, session_key, stage, first_seq, started_at, "
-    "ended_at, outcome, runs, attempts, duration_ms, reviews, answered_reviews, review_wait_ms, "
-    "reopen_count, last_event_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO stage_runs (id, source_file_id, session_key, stage, stage_index, first_seq, "
+    "started_at, ended_at, outcome, runs, attempts, duration_ms, reviews, answered_reviews, "
+    "review_wait_ms, reopen_count, last_event_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_REVIEW = (
     "INSERT INTO stage_reviews (id, stage_run_id, session_key, stage, kind, requested_at, "
@@ -70,11 +73,39 @@ def scan_sessions(store: AnalyticsStore, workspace_root: Path, *, now: str) -> l
 
     workspace = open_workspace(workspace_root)
     sessions = FileSystemStore(workspace.sessions_dir, workspace.cache_dir)
-    return [scan_ledger(store, sessions.ledger(sid), now=now) for sid in sessions.session_ids()]
+    orders: dict[bytes, tuple[str, ...]] = {}  # sessions mostly share one workflow: parse it once
+
+    def order_of(session_id: str) -> tuple[str, ...]:
+        raw = sessions.workflow_bytes(session_id)
+        if raw not in orders:
+            orders[raw] = workflow_order(raw, f"sessions/{session_id}/workflow.yaml")
+        return orders[raw]
+
+    return [
+        scan_ledger(store, sessions.ledger(sid), now=now, order=functools.partial(order_of, sid))
+        for sid in sessions.session_ids()
+    ]
 
 
-def scan_ledger(store: AnalyticsStore, ledger: Ledger, *, now: str) -> SourceScan:
-    """Import the new complete events of one ledger and re-derive its stage projection."""
+def workflow_order(raw: bytes, source: str) -> tuple[str, ...]:
+    """The step ids of a session's workflow snapshot, in order (read-only: no cache written)."""
+    from kernel.workflow import load_workflow_bytes
+
+    return tuple(step.id for step in load_workflow_bytes(raw, source).steps)
+
+
+def scan_ledger(
+    store: AnalyticsStore,
+    ledger: Ledger,
+    *,
+    now: str,
+    order: Callable[[], Sequence[str]] = tuple,
+) -> SourceScan:
+    """Import the new complete events of one ledger and re-derive its session's stage rows.
+
+    ``order()`` gives the session's workflow step order; it is called only when there is
+    something new to project.
+    """
     report = SourceScan(path=str(ledger.path), kind=KIND, action="missing")
     try:
         fh = ledger.path.open("rb")
@@ -128,12 +159,13 @@ def scan_ledger(store: AnalyticsStore, ledger: Ledger, *, now: str) -> SourceSca
         meta = ledger_metadata(event, session_key)
         rows.append((event_id, sid, ev.info_of(event).type, occurred_at, json.dumps(meta)))
     conn = store.conn
+    steps = tuple(order()) if rows else ()
     with source_transaction(conn, KIND, previous, state, now=now, label=report.path):
         if rows:
             inserted = conn.executemany(_INSERT_EVENT, rows).rowcount
             report.imported += inserted
             report.duplicates += len(rows) - inserted
-            _project(store, conn, sid, session_key)
+            _project(store, conn, sid, session_key, steps)
     return report
 
 
@@ -169,13 +201,21 @@ def ledger_metadata(event: ev.Event, session_key: str) -> dict[str, Any]:
     return meta
 
 
-def _project(store: AnalyticsStore, conn: sqlite3.Connection, sid: str, session_key: str) -> None:
-    """Replace the session's stage projection with one derived from all its imported events."""
+def _project(
+    store: AnalyticsStore,
+    conn: sqlite3.Connection,
+    sid: str,
+    session_key: str,
+    steps: Sequence[str],
+) -> None:
+    """Replace the session's stage rows with ones derived from all its imported events (from
+    every file they came from: a moved workspace's ledger is the same session)."""
     facts = []
     for name, occurred_at, metadata in conn.execute(
         "SELECT event_name, occurred_at, metadata_json FROM runtime_events "
-        "WHERE source_file_id = ?",
-        (sid,),
+        "WHERE json_extract(metadata_json, '$.session') = ? AND event_origin = 'session_ledger' "
+        "ORDER BY json_extract(metadata_json, '$.seq')",
+        (session_key,),
     ):
         meta = msgspec.json.decode(metadata)
         facts.append(
@@ -189,16 +229,18 @@ def _project(store: AnalyticsStore, conn: sqlite3.Connection, sid: str, session_
                 kind=meta.get("kind"),
             )
         )
-    conn.execute("DELETE FROM stage_runs WHERE source_file_id = ?", (sid,))
+    conn.execute("DELETE FROM stage_runs WHERE session_key = ?", (session_key,))
+    index = {stage: i for i, stage in enumerate(steps)}
     runs, reviews = [], []
-    for run in derive_stage_runs(facts):
-        run_id = store.ids.derive(f"stage_run\x00{sid}\x00{run.stage}")
+    for run in derive_stage_runs(facts, steps):
+        run_id = store.ids.derive(f"stage_run\x00{session_key}\x00{run.stage}")
         runs.append(
             (
                 run_id,
                 sid,
                 session_key,
                 run.stage,
+                index.get(run.stage),
                 run.first_seq,
                 run.started_at,
                 run.ended_at,
@@ -216,7 +258,7 @@ def _project(store: AnalyticsStore, conn: sqlite3.Connection, sid: str, session_
         for review in run.reviews:
             reviews.append(
                 (
-                    store.ids.derive(f"stage_review\x00{sid}\x00{review.request_seq}"),
+                    store.ids.derive(f"stage_review\x00{session_key}\x00{review.request_seq}"),
                     run_id,
                     session_key,
                     run.stage,

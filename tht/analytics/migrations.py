@@ -119,13 +119,15 @@ _ADD_ROUTING_EVALUATIONS = (
 )
 
 _ADD_STAGE_RUNS = (
-    # One row per (session ledger, stage): see tht.analytics.stage_runs. ``session_key`` is the
-    # HMAC of the session id; no question, prompt or payload text is ever stored.
+    # One row per (session, stage): see tht.analytics.stage_runs. ``session_key`` is the HMAC of
+    # the session id; ``stage_index`` its place in the session's workflow. No question, prompt or
+    # payload text is ever stored.
     """CREATE TABLE stage_runs (
       id TEXT PRIMARY KEY,
       source_file_id TEXT NOT NULL,
       session_key TEXT NOT NULL,
       stage TEXT NOT NULL,
+      stage_index INTEGER,
       first_seq INTEGER NOT NULL,
       started_at TEXT,
       ended_at TEXT,
@@ -141,6 +143,7 @@ _ADD_STAGE_RUNS = (
       FOREIGN KEY(source_file_id) REFERENCES source_files(id) ON DELETE CASCADE
     )""",
     "CREATE INDEX idx_stage_runs_source_file ON stage_runs(source_file_id)",
+    "CREATE INDEX idx_stage_runs_session ON stage_runs(session_key)",
     "CREATE INDEX idx_stage_runs_stage ON stage_runs(stage, last_event_at)",
     # One row per review or revision request of a stage.
     """CREATE TABLE stage_reviews (
@@ -156,6 +159,10 @@ _ADD_STAGE_RUNS = (
     )""",
     "CREATE INDEX idx_stage_reviews_stage_run ON stage_reviews(stage_run_id)",
     "CREATE INDEX idx_stage_reviews_stage ON stage_reviews(stage, requested_at)",
+    # A session's imported ledger events, to derive its stage rows again after new ones arrive.
+    """CREATE INDEX idx_runtime_events_session ON runtime_events(
+      json_extract(metadata_json, '$.session'), json_extract(metadata_json, '$.seq')
+    ) WHERE event_origin = 'session_ledger'""",
 )
 
 MIGRATIONS: tuple[Migration, ...] = (

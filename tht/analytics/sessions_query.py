@@ -3,8 +3,8 @@
 For every stage seen in the imported ledgers: how many sessions reached it, their final outcomes,
 runs, the time from each run's start to its outcome (avg, p50, p95, max), review requests with the
 answered wait (p50, p95, max) and those still open, and the reopen rate (sessions in which the
-stage was reopened at least once, over sessions that reached it). Stages come in workflow order
-(by the average ``seq`` at which they first appear). Percentiles as :mod:`tht.analytics.stats`.
+stage was reopened at least once, over sessions that reached it). Stages come in workflow order.
+Percentiles as :mod:`tht.analytics.stats`.
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ def stage_statistics(
     )
     review_where, review_params = _range("requested_at", date_from, date_to)
     runs: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    order: dict[str, float] = {}
-    for stage, avg_seq in conn.execute(
-        f"SELECT stage, AVG(first_seq) FROM stage_runs WHERE {run_where} GROUP BY stage",
+    order: dict[str, tuple[int, float]] = {}
+    for stage, index, avg_seq in conn.execute(
+        "SELECT stage, MIN(stage_index), AVG(first_seq) FROM stage_runs "
+        f"WHERE {run_where} GROUP BY stage",
         run_params,
     ):
-        order[stage] = avg_seq
+        order[stage] = (index if index is not None else 1_000_000, avg_seq)
     for row in conn.execute(
         "SELECT stage, session_key, outcome, runs, duration_ms, reopen_count FROM stage_runs "
         f"WHERE {run_where}",

@@ -4,10 +4,11 @@ Input: the session's imported ledger facts in ``seq`` order (what :mod:`tht.anal
 keeps: type, time, stage, invocation, causation, review kind — never a question, prompt, label,
 rationale or payload text). Output, per stage of the session:
 
-- one :class:`StageRun`: first start, final outcome (``completed`` · ``skipped`` · ``failed`` ·
-  ``open``) and when it happened, how many runs (distinct invocations) and attempts, the time
-  spent from each run's start to its outcome, review counts and total answered wait, and how many
-  times the stage was reopened;
+- one :class:`StageRun`: first start; final outcome (``completed`` · ``skipped`` · ``failed`` ·
+  ``open``: what the kernel's fold says of the stage now — reopening a stage reopens it and every
+  later step) and when it happened; how many runs (distinct invocations) and attempts; the time
+  spent from each run's start to its outcome; review counts and total answered wait; how many
+  times the stage itself was reopened;
 - one :class:`StageReview` per review or revision request: when it was requested, when a human
   answered it (``review_answered`` whose ``causation`` is the request), and the wait between.
 
@@ -17,6 +18,7 @@ Times are the ledger's RFC 3339 UTC ``ts``; durations are whole milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,6 +27,7 @@ __all__ = ["LedgerFact", "StageReview", "StageRun", "derive_stage_runs"]
 _REVIEW_TYPES = frozenset({"review_requested", "revision_requested"})
 _OUTCOMES = {
     "stage_completed": "completed",
+    "session_finalized": "completed",  # closes the ``finalize`` step
     "stage_skipped": "skipped",
     "stage_failed": "failed",
     "contribution_failed": "failed",
@@ -86,8 +89,13 @@ class StageRun:
         return sum(waits) if waits else None
 
 
-def derive_stage_runs(facts: list[LedgerFact]) -> list[StageRun]:
-    """Fold one session's facts (any order; sorted by ``seq`` here) into its stage runs."""
+def derive_stage_runs(facts: list[LedgerFact], order: Sequence[str] = ()) -> list[StageRun]:
+    """Fold one session's facts (any order; sorted by ``seq`` here) into its stage runs.
+
+    ``order`` is the session's workflow step order: reopening a stage also reopens every later
+    step, as the kernel's fold does (their results become stale; their runs must start again).
+    """
+    position = {stage: i for i, stage in enumerate(order)}
     runs: dict[str, StageRun] = {}
     requests: dict[int, StageReview] = {}
     for fact in sorted(facts, key=lambda f: f.seq):
@@ -128,9 +136,13 @@ def derive_stage_runs(facts: list[LedgerFact]) -> list[StageRun]:
                 run._run_start = None
         elif fact.type == "stage_reopened":
             run.reopen_count += 1
-            run.outcome = "open"
-            run._run_start = None
-    return sorted(runs.values(), key=lambda r: r.first_seq)
+            start = position.get(fact.stage)
+            for other in runs.values():
+                later = start is not None and position.get(other.stage, -1) >= start
+                if other is run or later:
+                    other.outcome = "open"
+                    other._run_start = None
+    return sorted(runs.values(), key=lambda r: (position.get(r.stage, len(position)), r.first_seq))
 
 
 def _ms(start: str, end: str) -> int:

@@ -61,7 +61,7 @@ def test_every_chart_has_marks_for_the_fixture_data(store: AnalyticsStore, tmp_p
     for chart in CHARTS:
         svg = page.split(f'data-chart="{chart}"', 1)[1].split("</svg>", 1)[0]
         assert svg.count("<title>") > 3, chart  # one hover title per mark, beyond the chart's own
-    assert ">timeout</text>" in page and ">disambiguation</text>" in page
+    assert ">no-evaluation</text>" in page and ">disambiguation</text>" in page
 
 
 def test_an_empty_store_still_renders_every_section(store: AnalyticsStore) -> None:
