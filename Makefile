@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas clean report-browser
+.PHONY: demo test lint typecheck pytest bench schemas clean smoke-cloud report-browser
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The Ollama Cloud spike (spec 000 §29 WP 6.1): by hand only; prints `skipped` without OLLAMA_API_KEY.
+smoke-cloud: $(STAMP)
+	$(BIN)/python -m tht.smoke_cloud
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export

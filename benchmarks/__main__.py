@@ -12,6 +12,7 @@ import sys
 BENCHMARKS: dict[str, str] = {
     "analytics": "benchmarks.bench_analytics",
     "route_hook": "benchmarks.bench_route_hook",
+    "evaluator": "benchmarks.bench_evaluator",
 }
 
 

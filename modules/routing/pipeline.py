@@ -33,7 +33,7 @@ class EvaluatorOutcome:
     """What an evaluator hands back: a closed status, a *validated* evaluation (or None), the
     mode it ran in, and the allowlisted telemetry fields (§22.3: provider_profile, model, …)."""
 
-    __slots__ = ("evaluation", "mode", "status", "telemetry")
+    __slots__ = ("evaluation", "mode", "policy", "status", "telemetry")
 
     def __init__(
         self,
@@ -42,11 +42,13 @@ class EvaluatorOutcome:
         mode: str,
         evaluation: Mapping[str, Any] | None = None,
         telemetry: Mapping[str, Any] | None = None,
+        policy: Mapping[str, Any] | None = None,
     ) -> None:
         self.status = status
         self.mode = mode
         self.evaluation = evaluation
         self.telemetry = dict(telemetry or {})
+        self.policy = dict(policy) if policy else None  # the evaluator's policy (§17.2)
 
 
 Evaluate = "Callable[[Routing, GateVerdict], EvaluatorOutcome]"
@@ -99,7 +101,8 @@ def run_routing(
     routing = route(prompt, pack.lookup_many, pack.target, context_extensions=context_extensions)
     verdict = assess_ambiguity(routing, config=gate_cfg, environment=environment)
     outcome_eval: EvaluatorOutcome | None = None
-    if evaluate is not None and verdict.invoke:
+    forced = gate_cfg.get("mode") == "force-evaluate" and bool(gate_cfg.get("enabled"))
+    if evaluate is not None and (verdict.invoke or (forced and routing.candidates)):
         try:
             outcome_eval = evaluate(routing, verdict)
         except Exception:  # the evaluator never breaks routing (§19.1)
@@ -109,6 +112,7 @@ def run_routing(
         verdict,
         evaluation=outcome_eval.evaluation if outcome_eval else None,
         mode=outcome_eval.mode if outcome_eval else str(gate_cfg.get("mode", "off")),
+        policy=outcome_eval.policy if outcome_eval else None,
         agents_for=lambda skill_id: _agents_for(pack, skill_id),
     )
     context = render_hints(

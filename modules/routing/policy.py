@@ -182,6 +182,11 @@ def resolve(
             return out
         chosen.append(Hint(primary.id, "skill", "primary"))
         top_score = scores[primary.id]
+        # an applied evaluation that says "single" admits no unendorsed secondary, and one it
+        # judged irrelevant (too generic, out of scope, below minimumRelevance) is never added as
+        # a secondary on the deterministic rule alone (§13.4, §18)
+        single = out.applied and evaluation is not None and evaluation.get("decision") == "single"
+        vetoed = _vetoed(evaluation, cfg) if out.applied and evaluation is not None else set()
         for other in skills[1:]:
             if len(chosen) >= min(max_skills, max_hints):
                 break
@@ -189,7 +194,9 @@ def resolve(
                 other.explicit
                 or other.lock_priority
                 or (
-                    scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score
+                    not single
+                    and other.id not in vetoed
+                    and scores[other.id] >= float(cfg.get("secondaryRatio", 0.5)) * top_score
                     and (routing.composite or primary.record.get("routingRole") == "orchestrator")
                 )
             ):
@@ -250,6 +257,16 @@ def _agent(agents: list[dict[str, Any]]) -> str | None:
     return generic[0] if generic else None
 
 
+def _vetoed(evaluation: Mapping[str, Any], cfg: Mapping[str, Any]) -> set[str]:
+    minimum = float(cfg.get("minimumRelevance", 0.65))
+    return {
+        str(t.get("id"))
+        for t in evaluation.get("skills") or []
+        if t.get("reasonCode") in ("candidate-too-generic", "scope-excluded")
+        or float(t.get("relevance", 0)) < minimum
+    }
+
+
 def _apply_evaluation(
     out: Resolution,
     routing: Routing,
@@ -290,8 +307,10 @@ def _apply_evaluation(
     if mode not in ("boost-only", "hybrid"):
         out.reason_codes.append("evaluator-observed")
         return
+    minimum_relevance = float(cfg.get("minimumRelevance", 0.65))
     for target in skills:
-        boost = semantic_boost(float(target.get("relevance", 0)))
+        relevance = float(target.get("relevance", 0))
+        boost = semantic_boost(relevance) if relevance >= minimum_relevance else 0
         if boost:
             scores[str(target["id"])] = round(scores[str(target["id"])] + boost, 2)
             out.adjustments.append({"id": target["id"], "type": "boost", "value": boost})
@@ -300,14 +319,17 @@ def _apply_evaluation(
         above = [c for c in routing.ranked("skill") if scores[c.id] >= threshold]
         for target in skills:
             candidate = by_id[str(target["id"])]
-            if (
+            if (  # §18.5: every condition, or no suppression
                 target.get("reasonCode") in ("candidate-too-generic", "scope-excluded")
-                and float(target.get("relevance", 0)) < float(cfg.get("minimumRelevance", 0.65))
+                and float(target.get("relevance", 0)) < minimum_relevance
                 and not candidate.lock_priority
-                and len(above) > 1
+                and not candidate.explicit
+                and any(other.id != candidate.id for other in above)
             ):
                 scores[candidate.id] = round(scores[candidate.id] - 2, 2)
                 out.adjustments.append({"id": candidate.id, "type": "soft-penalty", "value": 2})
+                if "evaluator-soft-suppression" not in out.reason_codes:
+                    out.reason_codes.append("evaluator-soft-suppression")
     out.source = "hybrid"
     out.applied = bool(out.adjustments)
     if out.applied:

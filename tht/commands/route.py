@@ -239,18 +239,39 @@ def batch(
 def evaluate(
     cases: Annotated[list[Path], typer.Option("--cases", help="Eval cases, JSONL (repeatable).")],
     catalog: CatalogOpt = None,
+    profile: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--profile",
+            help="Also run with the semantic evaluator on this provider profile (repeatable); "
+            "the eval prompts are sent to it.",
+        ),
+    ] = None,
+    oracle: Annotated[
+        bool,
+        typer.Option("--oracle", help="Also run with the oracle evaluator (reads the labels)."),
+    ] = False,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="Evaluator mode for these runs: boost-only or hybrid."),
+    ] = "boost-only",
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """precision@1, recall@2, none-accuracy, false positives, forbidden hits; per language and
-    category."""
+    category. With --profile/--oracle: the same against router + evaluator (spec §27.4)."""
     inv = invocation(workspace, json_, debug)
     from modules.routing.evaluation import case_result, summarize
     from modules.routing.pipeline import run_routing
 
     pack = _catalog(catalog)
     loaded = _load_cases(cases)
+    if profile or oracle:
+        from tht.commands.route_eval import evaluator_runs
+
+        evaluator_runs(inv, pack, loaded, profiles=profile or [], oracle=oracle, mode=mode)
+        return
     results = []
     for case in loaded:
         outcome = run_routing(case["prompt"], pack)

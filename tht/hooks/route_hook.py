@@ -133,6 +133,8 @@ def _run(args: list[str]) -> str:
         if not catalog:
             raise CatalogError("no catalog configured")
         pack = open_pack(catalog)
+        if evaluate is not None:
+            evaluate.catalog_fingerprint = pack.fingerprint
         from modules.routing.pipeline import run_routing
 
         outcome = run_routing(
@@ -179,28 +181,56 @@ def _run(args: list[str]) -> str:
 
 
 def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
-    """Gate configuration and, only when the user enabled one, the evaluator plug.
+    """Gate configuration and, only when the evaluator is enabled, the evaluator plug.
 
-    Contract for ``modules.routing.evaluator`` (built separately): it exposes
-    ``hook_evaluator(settings: dict, environ: Mapping[str, str])`` returning
-    ``(evaluate, environment)`` — the callable :func:`modules.routing.pipeline.run_routing`
-    accepts, and an :class:`~modules.routing.gate.EvaluatorEnvironment`.
+    Enabled means ``routing.evaluator.enabled: true`` in the user config or
+    ``MCP_ROUTING_EVALUATOR_ENABLED=true``; ``MCP_ROUTING_EVALUATOR_ENABLED=false`` turns it off
+    whatever the file says (the single rollback flag, spec 000 §17.4). Nothing of the evaluator is
+    imported otherwise. The plug (``modules.routing.evaluator.hook_evaluator``) is cheap to build:
+    it validates and imports only when the gate sends it a prompt.
     """
     settings = section.get("evaluator")
-    if not isinstance(settings, dict) or not settings.get("enabled"):
+    settings = settings if isinstance(settings, dict) else {}
+    flag = os.environ.get("MCP_ROUTING_EVALUATOR_ENABLED", "").strip().lower()
+    if flag in ("0", "false", "no", "off") or (
+        settings.get("enabled") is not True and flag not in ("1", "true", "yes", "on")
+    ):
         return defaults, None, None, None
     gate = dict(defaults)
-    for key in ("enabled", "mode", "activation", "topK", "ambiguityMargin"):
-        if key in settings:
-            gate[key] = settings[key]
     try:
-        from modules.routing import evaluator as plug  # type: ignore[attr-defined]
+        from modules.routing.evaluator import hook_evaluator
+        from tht import paths
 
-        evaluate, environment = plug.hook_evaluator(settings, os.environ)
-    except Exception:  # not installed or misconfigured: deterministic only
+        evaluate, environment = hook_evaluator(
+            settings,
+            os.environ,
+            state_dir=str(paths.user_data_dir() / "cache"),
+            on_call=_abort_on_termination,  # installed only when a provider call is made
+        )
+        gate.update(evaluate.gate_overrides)
+    except Exception:  # misconfigured beyond repair: deterministic only
         gate["enabled"] = False
         return gate, None, None, "config-invalid"
     return gate, evaluate, environment, None
+
+
+def _abort_on_termination() -> Any:
+    """An AbortSignal fired by SIGTERM/SIGINT: a host that gives up on the hook mid-call gets the
+    deterministic answer at once instead of nothing (spec 000 §19.1 "external abort")."""
+    import contextlib
+    import signal
+
+    from kernel.llm.abort import AbortSignal
+
+    abort = AbortSignal()
+
+    def handler(signum: int, frame: Any) -> None:
+        abort.abort()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread, or unsupported
+            signal.signal(sig, handler)
+    return abort
 
 
 def _stamp() -> tuple[str, str]:
