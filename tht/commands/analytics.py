@@ -104,6 +104,7 @@ def scan(
 
     from kernel.clock import format_ts
     from kernel.errors import NotFoundError
+    from kernel.workspace import open_workspace
     from tht.analytics.hooklog import scan_hook_log
     from tht.analytics.ledgers import scan_sessions
     from tht.paths import hook_log_file
@@ -114,6 +115,8 @@ def scan(
     for path in logs:
         if not path.is_file():
             raise NotFoundError(f"{path}: no such hook log")
+    for folder in folders:
+        open_workspace(folder)  # not a workspace: exit 3 before anything is written
     if not logs and not folders:
         logs = [hook_log_file()]
     now = format_ts(_now())
