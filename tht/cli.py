@@ -48,7 +48,16 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
-    from tht.commands import evaluator, hooks, ledger, route, session, workflow, workspace
+    from tht.commands import (
+        analytics,
+        evaluator,
+        hooks,
+        ledger,
+        route,
+        session,
+        workflow,
+        workspace,
+    )
 
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(session.app, name="session")
@@ -63,6 +72,7 @@ def _register() -> None:
     app.add_typer(route.app, name="route")
     app.add_typer(hooks.app, name="hooks")
     app.add_typer(evaluator.app, name="evaluator")
+    app.add_typer(analytics.app, name="analytics")
 
 
 _register()
