@@ -127,7 +127,8 @@ def _postings(tmp_path: Path, description: str) -> dict[str, list[str]]:
     path = tmp_path / "c.pack"
     path.write_bytes(data)
     pack = open_pack(path)
-    return {key: [p[2] for p in pack.lookup(key) if p[0] == 1] for key in pack.keys()}
+    every_key = pack.keys()
+    return {key: [p[2] for p in pack.lookup(key) if p[0] == 1] for key in every_key}
 
 
 def test_a_usage_negation_inside_a_sentence_negates_only_what_follows(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def test_multi_phase_work_across_three_domains_is_led_by_the_orchestrator(
         "report and then update the documentation"
     )
     outcome = run_routing(prompt, tesisquare)
-    assert [h["id"] for h in outcome.hints()][0] == "mcp-master-orchestrator"
+    assert outcome.hints()[0]["id"] == "mcp-master-orchestrator"
     assert any(
         s.startswith("role:multi-phase")
         for s in _by_id(outcome.routing, "mcp-master-orchestrator").signals
