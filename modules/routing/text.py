@@ -26,6 +26,7 @@ import unicodedata
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
 __all__ = [
     "LANGUAGES",
@@ -107,47 +108,50 @@ def _concept_key(concept: str) -> str:
 def _load_lexicon() -> tuple[
     dict[str, str], dict[str, list[tuple[tuple[str, ...], str]]], dict[str, dict[str, str]]
 ]:
-    """Single-word forms -> concept key; first word of a multi-word form -> [(rest, key)]; per
-    language, Snowball stems of the forms -> concept key (so unlisted inflections meet too)."""
+    """The lexicon's compiled ``index`` (no work beyond parsing: this runs in every hook)."""
     with open(os.path.join(os.path.dirname(__file__), "data", "lexicon.json"), "rb") as handle:
-        data = json.load(handle)
-    single: dict[str, str] = {}
-    multi: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-    for concept, forms in data["concepts"].items():
+        index = json.load(handle)["index"]
+    multi = {
+        first: [(tuple(entry[:-1]), entry[-1]) for entry in entries]
+        for first, entries in index["multi"].items()
+    }
+    return index["forms"], multi, index["stems"]
+
+
+def lexicon_index(concepts: dict[str, list[str]]) -> dict[str, Any]:
+    """The ``index`` section of ``data/lexicon.json``, compiled from its ``concepts`` (a test
+    checks they agree): ``forms`` one-word form → concept key; ``multi`` first word of a
+    multi-word form → ``[[rest..., key]]``, longest first; ``stems`` per language, the Snowball
+    stem of every one-word form → key, so unlisted inflections ("charting") meet too — a stem
+    shared by two concepts, or shorter than four letters, is left out."""
+    forms: dict[str, str] = {}
+    multi: dict[str, list[list[str]]] = {}
+    for concept, words in concepts.items():
         key = _concept_key(concept)
-        for form in forms:
+        for form in words:
             parts = _SPLIT_RE.sub(" ", form).split()
             if len(parts) == 1:
-                single.setdefault(parts[0], key)
+                forms.setdefault(parts[0], key)
             else:
-                multi.setdefault(parts[0], []).append((tuple(parts[1:]), key))
+                multi.setdefault(parts[0], []).append([*parts[1:], key])
     for entries in multi.values():
-        entries.sort(key=lambda entry: -len(entry[0]))
-    by_stem = {
-        lang: {stem_: _concept_key(concept) for stem_, concept in table.items()}
-        for lang, table in (data.get("stems") or {}).items()
-    }
-    return single, multi, by_stem
-
-
-def lexicon_stem_table(concepts: dict[str, list[str]]) -> dict[str, dict[str, str]]:
-    """The ``stems`` section of ``data/lexicon.json``, computed from its ``concepts``: per
-    language, the Snowball stem of every one-word form → its concept; a stem shared by two
-    concepts, or shorter than four letters, is left out (only the listed forms match then)."""
-    table: dict[str, dict[str, str]] = {}
+        entries.sort(key=lambda entry: (-len(entry), entry))
+    stems: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
         owners: dict[str, set[str]] = {}
-        for concept, forms in concepts.items():
-            for form in forms:
-                parts = _SPLIT_RE.sub(" ", form).split()
-                if len(parts) == 1 and len(parts[0]) > 2:
-                    owners.setdefault(stem(parts[0], lang), set()).add(concept)
-        table[lang] = {
-            key: next(iter(found))
-            for key, found in sorted(owners.items())
-            if len(found) == 1 and len(key) >= 4
+        for form, key in forms.items():
+            if len(form) > 2:
+                owners.setdefault(stem(form, lang), set()).add(key)
+        stems[lang] = {
+            found: next(iter(keys))
+            for found, keys in sorted(owners.items())
+            if len(keys) == 1 and len(found) >= 4
         }
-    return table
+    return {
+        "forms": dict(sorted(forms.items())),
+        "multi": dict(sorted(multi.items())),
+        "stems": stems,
+    }
 
 
 _LEXICON, _LEXICON_MULTI, _LEXICON_STEMS = _load_lexicon()

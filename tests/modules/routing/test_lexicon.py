@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from modules.routing.text import analyze, lexicon_stem_table
+from modules.routing.text import analyze, lexicon_index
 
 LEXICON = Path(__file__).resolve().parents[3] / "modules" / "routing" / "data" / "lexicon.json"
 
@@ -35,10 +35,10 @@ def test_an_unlisted_inflection_meets_its_concept_through_the_stem() -> None:
     assert _keys("charting") == _keys("chart") == ["CHART"]
 
 
-def test_the_committed_stem_table_matches_the_concepts() -> None:
+def test_the_committed_index_matches_the_concepts() -> None:
     data = json.loads(LEXICON.read_text(encoding="utf-8"))
-    assert data["stems"] == lexicon_stem_table(data["concepts"]), (
-        "regenerate the stems section of data/lexicon.json with lexicon_stem_table()"
+    assert data["index"] == lexicon_index(data["concepts"]), (
+        "regenerate the index section of data/lexicon.json with text.lexicon_index()"
     )
 
 
