@@ -10,6 +10,7 @@ import importlib
 import sys
 
 BENCHMARKS: dict[str, str] = {
+    "analytics": "benchmarks.bench_analytics",
     "route_hook": "benchmarks.bench_route_hook",
     "evaluator": "benchmarks.bench_evaluator",
     "vectors": "benchmarks.bench_vectors",

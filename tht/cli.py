@@ -49,6 +49,7 @@ def _root(
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
     from tht.commands import (
+        analytics,
         evaluator,
         evidence,
         hooks,
@@ -73,6 +74,7 @@ def _register() -> None:
     app.add_typer(route.app, name="route")
     app.add_typer(hooks.app, name="hooks")
     app.add_typer(evaluator.app, name="evaluator")
+    app.add_typer(analytics.app, name="analytics")
     app.add_typer(evidence.app, name="evidence")
     app.add_typer(search.app, name="search")
 

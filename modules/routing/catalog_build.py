@@ -8,8 +8,9 @@ Steps (spec 000 §10.3, §23.1, work packages 2, 3, 5A):
    ``semanticSummary``;
 4. derive signals from the catalog text (:mod:`modules.routing.signals`) and add the curated
    rules (keywords, patterns, anti-patterns, intents, locks, suppressions, exclusions);
-5. build the inverted index and write the pack (:mod:`modules.routing.pack`), ordered by id,
-   with a SHA-256 fingerprint. Same inputs, same bytes.
+5. build the inverted index, plus its typo keys (:mod:`modules.routing.typos`), and write the
+   pack (:mod:`modules.routing.pack`), ordered by id, with a SHA-256 fingerprint. Same inputs,
+   same bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernel.errors import UsageError
-from modules.routing.pack import encode_pack
+from modules.routing.pack import SIGNALS_VERSION, encode_pack
 from modules.routing.signals import TargetTerms, derive_terms, phrase_keys, phrase_weight, weigh
 from modules.routing.sources import (
     AgentsFile,
@@ -28,13 +29,13 @@ from modules.routing.sources import (
     SkillSource,
 )
 from modules.routing.text import LANGUAGES, analyze
+from modules.routing.typos import fuzzy_index
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["BuildReport", "build_catalog"]
 
-SIGNALS_VERSION = 1
 CURATED_WEIGHT = 3.0
 PATTERN_WEIGHT = 3.0
 PATTERN_GAP = 3
@@ -217,6 +218,8 @@ def build_catalog(
         card = cards[i]
         terms = derived[card["id"]]
         post("@" + card["id"], i, 0.0, "id", card["id"])
+        if card.get("routingRole") == "orchestrator" and card["kind"] == "skill":
+            post("role:orchestrator", i, 0.0, "role", card["id"])
         for key, (weight, kind, label) in {**terms.positive, **terms.fixed}.items():
             if weight > 0:
                 post(key, i, weight, kind, label)
@@ -242,10 +245,11 @@ def build_catalog(
         record = {key: value for key, value in card.items() if value not in (None, [], "")}
         record["i"] = i
         targets.append(record)
-    final_index = {
+    final_index: dict[str, list[Any]] = {
         key: sorted(slot.values(), key=lambda e: (e[0], e[2], str(e[4:])))
         for key, slot in index.items()
     }
+    final_index.update(fuzzy_index(final_index))
     header = {
         "signalsVersion": SIGNALS_VERSION,
         "counts": dict(report.targets),

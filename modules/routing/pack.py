@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CATALOG_KIND",
     "SCHEMA_VERSION",
+    "SIGNALS_VERSION",
     "CatalogError",
     "CatalogPack",
     "encode_pack",
@@ -39,6 +40,11 @@ __all__ = [
 
 CATALOG_KIND = "tht-routing-catalog"
 SCHEMA_VERSION = 1
+# The version of the analyzer and signal derivation the index keys were built with: a catalog
+# built by another version would meet the prompt on different keys (lexicon concepts, typo keys)
+# and route badly without saying so, so it is refused with a message to rebuild it.
+# 2: bilingual lexicon concepts, typo keys, role keys, meta words out of catalog n-grams.
+SIGNALS_VERSION = 2
 
 
 class CatalogError(Exception):
@@ -197,6 +203,11 @@ def open_pack(path: str | Path) -> CatalogPack:
         raise CatalogError(
             f"{name}: header.schemaVersion {header.get('schemaVersion')!r} is not supported "
             f"(expected {SCHEMA_VERSION}); rebuild it with `tht route catalog build`"
+        )
+    if header.get("signalsVersion") != SIGNALS_VERSION:
+        raise CatalogError(
+            f"{name}: built with routing signals version {header.get('signalsVersion')!r}, "
+            f"this tht uses {SIGNALS_VERSION}; rebuild it with `tht route catalog build`"
         )
     base = newline + 1
     try:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
+from modules.routing import typos
 from modules.routing.hotwords import PromptRouting, parse_hotwords
-from modules.routing.text import Analysis, analyze
+from modules.routing.text import Analysis, analyze, fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +40,17 @@ _USE_WORDS = frozenset(
 )
 _TARGET_NOUNS = frozenset({"skill", "server", "mcp", "agent", "agente"})
 
+# Prompt-injection cues (§14.3, §27.1): in such a prompt an id named in the text is data, never an
+# explicit choice (only a ``!id`` hotword is).
+_INJECTION = re.compile(
+    r"\b(?:ignor\w*|forget|disregard|dimentic\w*)\b[^.!?\n]{0,40}?\b(?:rules?|regol\w*|"
+    r"instructions?|istruzion\w*|catalog\w*|router|routing|prompt)\b"
+    r"|\byou are now\b|\b(?:ora sei|sei ora)\b|(?:^|[\s.;])system\s*:|<\s*/?\s*system\s*>"
+    r"|\b(?:always|sempre)\s+(?:route|instrada\w*|rispondi|answer|respond|output|usa|use)\b"
+    r"|\broute (?:to|it to)\b"
+)
+_ID_SPLIT = re.compile(r"[-_.]")
+
 Lookup = "Callable[[Iterable[str]], Mapping[str, list[list[Any]]]]"
 
 
@@ -48,6 +61,7 @@ class Candidate:
         "anti",
         "clauses",
         "context",
+        "covered",
         "excluded_by",
         "explicit",
         "hard_excluded",
@@ -85,6 +99,7 @@ class Candidate:
         self.excluded_by: str | None = None
         self.soft_warnings: list[str] = []
         self.clauses: dict[int, float] = {}
+        self.covered: set[int] = set()  # prompt positions its positive signals matched
         self.rank = 0
 
     @property
@@ -206,7 +221,9 @@ def route(
     mentions = _mentions(analysis)
     wanted = list(spans) + sorted(implicit) + sorted(context) + [f"@{m}" for m in mentions]
     wanted += [f"@{e}" for e in parsed.explicit]
-    found = lookup(wanted)
+    wanted.append("role:orchestrator")
+    found = dict(lookup(wanted))
+    _typos(analysis, spans, found, lookup)
 
     cands: dict[int, Candidate] = {}
 
@@ -227,26 +244,33 @@ def route(
         chosen.explicit = True
         chosen.lock_priority = int(cfg.get("explicitLockPriority", 1000))
         chosen.signals.append(f"explicit:!{explicit}")
-    for mention, (first, last) in mentions.items():
+    injected = _INJECTION.search(fold(parsed.text)) is not None
+    neutral: set[int] = set()
+    for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
         if not postings:
+            if framed and _ID_SPLIT.search(mention):  # an invented id ("la skill mcp-foo-2")
+                neutral.update(range(first, last + 1))
             continue
         named = cand(postings[0][0])
-        negated = any(analysis.negated[first : last + 1])
-        if not negated and not _use_verb_before(analysis, first):
-            continue  # named, not chosen ("suggest X", "X is broken"): name signals only
-        if negated:
-            named.hard_excluded = True
+        occurrences = _occurrences(analysis, mention) or [(first, last)]
+        if last > first or framed:  # the id's own words are not evidence for it
+            for lo, hi in occurrences:
+                neutral.update(range(lo, hi + 1))
+        if any(any(analysis.negated[lo : hi + 1]) for lo, hi in occurrences):
+            named.hard_excluded = True  # a user negation outranks any choice (§7.1)
             named.excluded_by = "user-negation"
             named.negated.append(f"id:{mention}")
-        elif not named.explicit:
+        elif injected:
+            named.soft_warnings.append("injected-mention")
+        elif any(_use_verb_before(analysis, lo) for lo, _ in occurrences) and not named.explicit:
             named.explicit = True
             named.lock_priority = int(cfg.get("explicitLockPriority", 1000))
             named.signals.append(f"explicit:{mention}")
 
     per_target: dict[int, dict[tuple[int, int], tuple[float, str, bool]]] = {}
     for key, postings in found.items():
-        if key.startswith("@"):
+        if key.startswith(("@", typos.PREFIX, "role:")):
             continue
         if key in context:
             for posting in postings:
@@ -256,6 +280,12 @@ def route(
                     )
             continue
         key_spans = spans.get(key) or [(-1, -1)]
+        if neutral and key_spans[0][0] >= 0:
+            key_spans = [
+                (a, b) for a, b in key_spans if not any(p in neutral for p in range(a, b + 1))
+            ]
+            if not key_spans:
+                continue
         for posting in postings:
             index, weight, kind, label = posting[0], float(posting[1]), posting[2], posting[3]
             extra = posting[4] if len(posting) > 4 else None
@@ -293,10 +323,30 @@ def route(
                 candidate.positive += weight
                 candidate.signals.append(label)
                 if first >= 0:
+                    candidate.covered.update(range(first, last + 1))
                     clause = analysis.clause[first]
                     candidate.clauses[clause] = candidate.clauses.get(clause, 0.0) + weight
 
     _composite(routing, cands.values())
+    phases = int(cfg.get("multiPhaseDomains", 3))
+    leaders = [c for c in cands.values() if c.id in routing.composite_targets]
+    if (
+        phases
+        and len(leaders) >= phases
+        and not any(c.intents for c in leaders)
+        and not any(len(c.record.get("compatibleWith") or ()) >= phases for c in leaders)
+    ):
+        # multi-phase work across several specialist domains is what an orchestrator is for
+        # (§10.5): it leads, a specialist may follow as secondary
+        lead = max(c.score for c in leaders)
+        for posting in found.get("role:orchestrator", ()):
+            orchestrator = cands.get(posting[0])
+            if orchestrator is None or orchestrator.positive <= 0:
+                continue  # it must be named by the prompt's own words too
+            if orchestrator.eligible and orchestrator.score <= lead:
+                orchestrator.positive += round(lead - orchestrator.score + 0.5, 2)
+                orchestrator.signals.append(f"role:multi-phase({len(routing.composite_targets)})")
+    _multi_source(routing, cands, cfg)
     orchestrator_penalty = float(cfg.get("orchestratorPenalty", 2))
     for candidate in cands.values():
         if candidate.context and candidate.positive <= 0:
@@ -329,6 +379,78 @@ def route(
         routing.top_intent = (best[1], best[2], best[0])
     routing.explicit_ids = [c.id for c in ordered if c.explicit and c.eligible]
     return routing
+
+
+def _typos(
+    analysis: Analysis,
+    spans: dict[str, list[tuple[int, int]]],
+    found: dict[str, list[list[Any]]],
+    lookup: Callable[[Iterable[str]], Mapping[str, list[list[Any]]]],
+) -> None:
+    """Unmatched long words one edit from exactly one catalog word take its key (in place)."""
+    unmatched: list[int] = []
+    for pos, word in enumerate(analysis.words):
+        if (
+            analysis.content[pos]
+            and len(word) >= typos.MIN_LENGTH
+            and word.isalpha()
+            and analysis.stems[pos] not in found
+            and not analysis.stems[pos].isupper()  # a lexicon concept is a known word
+        ):
+            unmatched.append(pos)
+    if not unmatched:
+        return
+    unmatched = unmatched[: typos.MAX_WORDS]
+    variants = lookup(
+        sorted({k for pos in unmatched for k in typos.variant_keys(analysis.words[pos])})
+    )
+    if not variants:
+        return
+    corrected: dict[str, list[tuple[int, int]]] = {}
+    for pos in unmatched:
+        word = analysis.words[pos]
+        readings: dict[str, set[str]] = {}
+        for variant in typos.variant_keys(word):
+            for near, key in variants.get(variant, ()):
+                if typos.one_edit_apart(word, str(near)):
+                    readings.setdefault(str(near), set()).add(str(key))
+        if len(readings) == 1:  # one reading only: an ambiguous typo is no evidence
+            for key in readings.popitem()[1]:
+                corrected.setdefault(key, []).append((pos, pos))
+    fresh = [key for key in corrected if key not in found]
+    found.update(lookup(fresh))
+    for key, places in corrected.items():
+        spans.setdefault(key, []).extend(places)
+
+
+def _multi_source(routing: Routing, cands: dict[int, Candidate], cfg: Mapping[str, Any]) -> None:
+    """Strong evidence for two or more specialists whose servers a multi-source specialist also
+    works with (its card's ``compatibleWith`` names three or more): that specialist leads, when
+    the prompt names it too (§10.2; "correlate heterogeneous sources")."""
+    threshold = float(cfg.get("deterministicThreshold", 3))
+    strong = [
+        c
+        for c in cands.values()
+        if c.kind == "skill"
+        and c.record.get("routingRole", "specialist") == "specialist"
+        and c.score >= threshold
+    ]
+    if len(strong) < 2 or any(c.intents for c in strong):
+        return
+    for candidate in cands.values():
+        servers = set(candidate.record.get("compatibleWith") or ())
+        if candidate.kind != "skill" or len(servers) < 3 or candidate.positive <= 0:
+            continue
+        covered = [
+            c
+            for c in strong
+            if c is not candidate and servers & set(c.record.get("compatibleWith") or ())
+        ]
+        if len(covered) >= 2:
+            lead = max(c.score for c in covered)
+            if candidate.score <= lead:
+                candidate.positive += round(lead - candidate.score + 0.5, 2)
+                candidate.signals.append(f"role:multi-source({len(covered)})")
 
 
 def _context_only(candidate: Candidate) -> bool:
@@ -410,19 +532,43 @@ def _use_verb_before(analysis: Analysis, first: int) -> bool:
     return any(word in _USE_WORDS for word in analysis.words[max(0, first - 3) : first])
 
 
-def _mentions(analysis: Analysis) -> dict[str, tuple[int, int]]:
-    """Ids named in the text: hyphenated compounds, or a word next to "skill"/"server"/"mcp"."""
-    out: dict[str, tuple[int, int]] = {}
-    for word, first, last in analysis.compounds:
-        out.setdefault(word, (first, last))
+def _mentions(analysis: Analysis) -> dict[str, tuple[int, int, bool]]:
+    """Ids named in the text: hyphenated compounds, or a word next to "skill"/"server"/"mcp".
+
+    ``(first, last, framed)``: the first occurrence, and whether a target noun frames it ("the
+    X skill", "la skill X").
+    """
+    out: dict[str, tuple[int, int, bool]] = {}
     words = analysis.words
+
+    def framed(first: int, last: int) -> bool:
+        return (first > 0 and words[first - 1] in _TARGET_NOUNS) or (
+            last + 1 < len(words) and words[last + 1] in _TARGET_NOUNS
+        )
+
+    for word, first, last in analysis.compounds:
+        if word not in out or (framed(first, last) and not out[word][2]):
+            out[word] = (first, last, framed(first, last))
     for pos, word in enumerate(words):
         if word in _TARGET_NOUNS:
             for other in (pos - 1, pos + 1):
                 if 0 <= other < len(words) and words[other] not in _TARGET_NOUNS:
                     lo, hi = min(pos, other), max(pos, other)
-                    out.setdefault(words[other], (lo, hi))
+                    if words[other] not in out:
+                        out[words[other]] = (lo, hi, True)
     return out
+
+
+def _occurrences(analysis: Analysis, name: str) -> list[tuple[int, int]]:
+    """Every place the id's words appear in sequence (a name may be chosen once, negated later)."""
+    parts = [p for p in _ID_SPLIT.split(name) if p]
+    words = analysis.words
+    size = len(parts)
+    return [
+        (pos, pos + size - 1)
+        for pos in range(len(words) - size + 1)
+        if words[pos : pos + size] == parts
+    ]
 
 
 def _composite(routing: Routing, candidates: Iterable[Candidate]) -> None:

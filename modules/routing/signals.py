@@ -53,6 +53,19 @@ _NEG_CUE = re.compile(
     r"^\W*(do not|don t|dont|never|not for|skip|non usarl|non usare|non usarla|anti-trigger|"
     r"anti trigger|evita)|\b(do not (use|trigger)|not for|non usarl|anti-trigger|skip only)",
 )
+_NEG_SPLIT = re.compile(
+    r"(?i)(?:^|(?<=[\s,;:(]))(?:(?:do not|don['’]t|dont|never) (?:use|trigger)|not for|"
+    r"not when|non usarl[oae]|non usare|non è per|anti-trigger)\b"
+)
+_META_WORDS = frozenset(
+    """
+    user users utente utenti skill skills agent agente need needs needed want wants wanted ask asks
+    asked asking request requests requested mention mentions mentioned task tasks whenever trigger
+    triggers triggered use used uses using usa usare usalo usala usarla usarlo usato serve servono
+    richiede richiesto richiesta chiede involve involves involved involving include includes
+    including like sort kind anything something way e g etc
+    """.split()
+)
 _EXT = re.compile(r"(?<![\w/])\.([a-z][a-z0-9]{1,4})\b")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -107,7 +120,11 @@ def _ngram_terms(text: str, max_n: int = 3) -> list[tuple[str, int, str]]:
             continue
         for lang in LANGUAGES:
             analysis = analyze(chunk, lang=lang)
-            positions = [i for i, c in enumerate(analysis.content) if c]
+            positions = [
+                i
+                for i, c in enumerate(analysis.content)
+                if c and analysis.words[i] not in _META_WORDS
+            ]
             for i in range(len(positions)):
                 for n in range(1, max_n + 1):
                     if i + n > len(positions):
@@ -128,7 +145,7 @@ def _add_text(terms: TargetTerms, text: str, role: str) -> None:
                 "positive", key, weight, "body" if role.startswith("body") else "catalog", label
             )
     for match in _QUOTED.finditer(text):
-        quoted = match.group(1) or match.group(2)
+        quoted = (match.group(1) or match.group(2)).strip(" \\,;:.")
         for key, label in phrase_keys(quoted):
             terms.add("fixed", key, phrase_weight(QUOTED_WEIGHT, key), "catalog", label)
     for ext in _EXT.findall(fold(text)):
@@ -144,15 +161,30 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_SPLIT.split(text) if s.strip()]
 
 
+def split_at_negation(text: str) -> tuple[str, str]:
+    """``(positive, negative)``: a "do not use / not for / non usarlo …" cue inside a sentence
+    negates what follows it, not what precedes it ("Use for complex artifacts … - not for simple
+    single-file HTML artifacts")."""
+    match = _NEG_SPLIT.search(text)
+    if match is None:
+        return text, ""
+    return text[: match.start()], text[match.start() :]
+
+
 def _classify_description(terms: TargetTerms, description: str) -> None:
     for sentence in _sentences(description):
-        folded = fold(sentence)
+        positive, negative = split_at_negation(sentence)
+        if negative:
+            _add_anti(terms, negative)
+        if not positive.strip(" \t,;:-—–("):
+            continue
+        folded = fold(positive)
         if _NEG_CUE.search(folded):
-            _add_anti(terms, sentence)
+            _add_anti(terms, positive)
         elif _POS_CUE.search(folded):
-            _add_text(terms, sentence, "trigger")
+            _add_text(terms, positive, "trigger")
         else:
-            _add_text(terms, sentence, "description")
+            _add_text(terms, positive, "description")
 
 
 def _clean_body(body: str, other_ids: Iterable[str]) -> str:
@@ -179,6 +211,12 @@ def _classify_body(terms: TargetTerms, body: str) -> None:
             continue
         if not line.strip():
             continue
+        line, negative = split_at_negation(line)
+        if negative:
+            _add_anti(terms, negative)
+            if not line.strip(" \t,;:-—–(*+"):
+                negative_block = True
+                continue
         folded = fold(line)
         is_bullet = bool(_BULLET.match(line))
         if _NEG_CUE.search(folded):

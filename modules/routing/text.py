@@ -7,18 +7,26 @@ or English, detected from function words), stop-word and clause marks, the negat
 compounds (skill ids). The router builds its n-gram keys from it; the catalog builder uses the same
 code so that prompt and catalog meet on the same keys.
 
+Words of the bilingual lexicon (``data/lexicon.json``: general software, office and data vocabulary,
+Italian and English forms of one concept, multi-word forms included) take the concept's key instead
+of their stem, so "tabella", "tabelle" and "tables" meet, and "foglio di calcolo" meets
+"spreadsheet": an Italian prompt routes on an English catalog and the other way round.
+
 Standard library plus ``snowballstemmer`` only (it uses the PyStemmer C extension when installed,
 about 1 ms to import): this module is on the hook's hot path.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import unicodedata
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
 __all__ = [
     "LANGUAGES",
@@ -40,7 +48,8 @@ _STOP_IT = frozenset(
     questi queste quello quella quelli quelle mi ti ci vi si ne mio mia miei mie tuo tua suo sua
     nostro nostra vostro loro sono sei era erano essere ho hai ha abbiamo avete hanno come anche piu
     gia solo se ma non no cosa qui qua li la lo ogni tutto tutti tutta tutte dove quando perche
-    quale quali sia sto sta stai fai fa puoi posso per favore po c un po molto poco ancora
+    quale quali sia sto sta stai fai fa puoi posso per favore po c un po molto poco ancora poi
+    quindi infine dopodiche
     """.split()
 )
 _STOP_EN = frozenset(
@@ -80,12 +89,72 @@ _CONTRAST = frozenset(
 )
 _CLAUSE_WORDS = frozenset("poi quindi infine dopodiche then afterwards finally".split())
 _SCOPE_MAX = 6
+_INFINITIVE = re.compile(r"(?:are|ere|ire|rre)(?:lo|la|li|le|ne|mi|ci|si|gli)?$")
+_COPULAS = frozenset("e era sono erano sia fosse is are was were be".split())
+_ARTICLES = frozenset(
+    "il lo la i gli le l un uno una a an the this that questo questa quel quella".split()
+)
 
 _TOKEN_RE = re.compile(r"(?P<w>[a-z0-9]+(?:[-_.][a-z0-9]+)*)|(?P<p>[,;:!?()\n]|\.(?=\s|$))")
 _EXT_RE = re.compile(r"(?:^|[^a-z0-9])\.([a-z][a-z0-9]{1,4})\b|[a-z0-9_-]\.([a-z][a-z0-9]{1,4})\b")
 _SPLIT_RE = re.compile(r"[-_.]")
 _CONTRACTION_RE = re.compile(r"n[’']t\b")
 
+
+def _concept_key(concept: str) -> str:
+    return concept.upper().replace(" ", "_")
+
+
+def _load_lexicon() -> tuple[
+    dict[str, str], dict[str, list[tuple[tuple[str, ...], str]]], dict[str, dict[str, str]]
+]:
+    """The lexicon's compiled ``index`` (no work beyond parsing: this runs in every hook)."""
+    with open(os.path.join(os.path.dirname(__file__), "data", "lexicon.json"), "rb") as handle:
+        index = json.load(handle)["index"]
+    multi = {
+        first: [(tuple(entry[:-1]), entry[-1]) for entry in entries]
+        for first, entries in index["multi"].items()
+    }
+    return index["forms"], multi, index["stems"]
+
+
+def lexicon_index(concepts: dict[str, list[str]]) -> dict[str, Any]:
+    """The ``index`` section of ``data/lexicon.json``, compiled from its ``concepts`` (a test
+    checks they agree): ``forms`` one-word form → concept key; ``multi`` first word of a
+    multi-word form → ``[[rest..., key]]``, longest first; ``stems`` per language, the Snowball
+    stem of every one-word form → key, so unlisted inflections ("charting") meet too — a stem
+    shared by two concepts, or shorter than four letters, is left out."""
+    forms: dict[str, str] = {}
+    multi: dict[str, list[list[str]]] = {}
+    for concept, words in concepts.items():
+        key = _concept_key(concept)
+        for form in words:
+            parts = _SPLIT_RE.sub(" ", form).split()
+            if len(parts) == 1:
+                forms.setdefault(parts[0], key)
+            else:
+                multi.setdefault(parts[0], []).append([*parts[1:], key])
+    for entries in multi.values():
+        entries.sort(key=lambda entry: (-len(entry), entry))
+    stems: dict[str, dict[str, str]] = {}
+    for lang in LANGUAGES:
+        owners: dict[str, set[str]] = {}
+        for form, key in forms.items():
+            if len(form) > 2:
+                owners.setdefault(stem(form, lang), set()).add(key)
+        stems[lang] = {
+            found: next(iter(keys))
+            for found, keys in sorted(owners.items())
+            if len(keys) == 1 and len(found) >= 4
+        }
+    return {
+        "forms": dict(sorted(forms.items())),
+        "multi": dict(sorted(multi.items())),
+        "stems": stems,
+    }
+
+
+_LEXICON, _LEXICON_MULTI, _LEXICON_STEMS = _load_lexicon()
 _STEMMERS: dict[str, object] = {}
 _STEM_CACHE: dict[tuple[str, str], str] = {}
 
@@ -227,6 +296,7 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
     content = [w not in STOPWORDS and not w.isdigit() for w in words]
     clause = _clauses(words, boundary_before)
     negated = _negation(words, stems, boundary_before)
+    _apply_lexicon(words, stems, content, boundary_before, _LEXICON_STEMS.get(language, {}))
     extensions = sorted({m.group(1) or m.group(2) for m in _EXT_RE.finditer(folded)})
     return Analysis(
         lang=language,
@@ -238,6 +308,38 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
         compounds=[c for c in compounds if c[2] > c[1]],
         extensions=extensions,
     )
+
+
+def _apply_lexicon(
+    words: list[str],
+    stems: list[str],
+    content: list[bool],
+    boundary_before: list[bool],
+    by_stem: dict[str, str],
+) -> None:
+    """Lexicon words take their concept key (in place); a multi-word form keeps its first word as
+    the concept and drops the others from the content words (never across a clause mark)."""
+    pos = 0
+    while pos < len(words):
+        word = words[pos]
+        for rest, key in _LEXICON_MULTI.get(word, ()):
+            end = pos + 1 + len(rest)
+            if tuple(words[pos + 1 : end]) == rest and not any(boundary_before[pos + 1 : end]):
+                stems[pos] = key
+                content[pos] = True
+                for inner in range(pos + 1, end):
+                    stems[inner] = key
+                    content[inner] = False
+                pos = end
+                break
+        else:
+            concept = _LEXICON.get(word)
+            if concept is None and content[pos]:
+                concept = by_stem.get(stems[pos])
+            if concept is not None:
+                stems[pos] = concept
+                content[pos] = True
+            pos += 1
 
 
 def _clauses(words: list[str], boundary_before: list[bool]) -> list[int]:
@@ -254,7 +356,7 @@ def _negation(words: list[str], stems: list[str], boundary_before: list[bool]) -
     negated = [False] * len(words)
     pos = 0
     while pos < len(words):
-        start = _cue_end(words, stems, pos)
+        start = _cue_end(words, stems, pos, boundary_before)
         if start is None:
             pos += 1
             continue
@@ -283,7 +385,9 @@ def _at(words: list[str], pos: int) -> str:
     return words[pos] if 0 <= pos < len(words) else ""
 
 
-def _cue_end(words: list[str], stems: list[str], pos: int) -> int | None:
+def _cue_end(
+    words: list[str], stems: list[str], pos: int, boundary_before: list[bool]
+) -> int | None:
     """Where the negated scope starts if a negation cue begins at ``pos``, else None."""
     word = words[pos]
     if (word, _at(words, pos + 1)) in _NEG_PAIRS:
@@ -303,10 +407,47 @@ def _cue_end(words: list[str], stems: list[str], pos: int) -> int | None:
             cursor += 1
             skipped += 1
         if cursor < len(words) and (
-            stems[cursor] in _NEG_VERB_STEMS or words[cursor][:4] in _NEG_VERB_PREFIXES
+            stems[cursor] in _NEG_VERB_STEMS
+            or words[cursor][:4] in _NEG_VERB_PREFIXES
+            or _negative_imperative(words, cursor, pos, boundary_before)
         ):
             return cursor + 1
+        return _negated_noun_phrase(words, pos + 1 + (word == "do"))
     return None
+
+
+def _negative_imperative(
+    words: list[str], verb: int, head: int, boundary_before: list[bool]
+) -> bool:
+    """A negative command, whatever the verb: Italian "non" + infinitive ("non cercare nella
+    documentazione", "non toccarlo"); English "don't" + verb opening a clause ("Don't search the
+    docs", "please do not open the browser") — not "I don't know why…"."""
+    word = words[verb]
+    if words[head] == "non":
+        return len(word) >= 5 and _INFINITIVE.search(word) is not None
+    if words[head] not in ("do", "dont", "not") or (
+        words[head] == "not" and _at(words, head - 1) != "do"
+    ):
+        return False
+    start = head - 1 if words[head] == "not" else head
+    return start == 0 or boundary_before[start] or _at(words, start - 1) in ("please", "just")
+
+
+def _negated_noun_phrase(words: list[str], cursor: int) -> int | None:
+    """ "non è la query", "is not the browser", "not an MCP server": a negation followed by an
+    article (after a copula or not) negates the noun phrase after it. Where it starts, or None."""
+    copula = False
+    if _at(words, cursor) in _COPULAS:
+        copula = True
+        cursor += 1
+    if _at(words, cursor) not in _ARTICLES:
+        return None  # "non è chiaro": an adjective, not a thing set aside
+    cursor += 1
+    if cursor >= len(words) or words[cursor] in STOPWORDS:
+        return None
+    if words[cursor - 1] in ("lo", "la", "le", "li") and not copula:
+        return None  # "non la trovo": a pronoun before a verb, not an article
+    return cursor
 
 
 _NEG_VERB_PREFIXES = frozenset(

@@ -19,7 +19,7 @@ CATALOG_SRC = REPO / "golden" / "routing" / "catalogs" / "tesisquare"
 
 # Prompts whose deterministic routing the gate finds ambiguous (spec §9.1) on that catalog.
 AMBIGUOUS_WITH_HINT = "rivedi il codice coldfusion e aggiorna la documentazione"
-AMBIGUOUS_NO_HINT = "prepara un documento word con l'analisi del bug"
+AMBIGUOUS_NO_HINT = "crea un word con la procedura"  # office-expert 3.4 vs docs-navigator 3.2
 CLEAR = "Verifica il diff rispetto ai requisiti e segnala regressioni"
 
 

@@ -104,3 +104,49 @@ def test_catalog_derived_signals_route_an_uncurated_catalog(anthropic: object) -
 
 def test_copied_catalog_sources_keep_their_provenance() -> None:
     assert (CATALOGS / "PROVENANCE.md").is_file()
+
+
+def test_a_catalog_built_by_another_signals_version_is_refused(tmp_path: Path) -> None:
+    data = build_anthropic()
+    header, rest = data.split(b"\n", 1)
+    old = json.loads(header)
+    old["signalsVersion"] = old["signalsVersion"] - 1
+    path = tmp_path / "old.pack"
+    path.write_bytes(json.dumps(old).encode() + b"\n" + rest)
+    with pytest.raises(
+        CatalogError, match=r"old\.pack: built with routing signals version .*rebuild"
+    ):
+        open_pack(path)
+
+
+def _postings(tmp_path: Path, description: str) -> dict[str, list[str]]:
+    skills = tmp_path / "skills"
+    write_skill(skills, "web-kit", description)
+    write_skill(skills, "other-kit", "Plans holidays.")
+    data, _ = build_catalog(read_skills(skills))
+    path = tmp_path / "c.pack"
+    path.write_bytes(data)
+    pack = open_pack(path)
+    every_key = pack.keys()
+    return {key: [p[2] for p in pack.lookup(key) if p[0] == 1] for key in every_key}
+
+
+def test_a_usage_negation_inside_a_sentence_negates_only_what_follows(tmp_path: Path) -> None:
+    kinds = _postings(
+        tmp_path,
+        "Use for complex artifacts requiring state management or routing - not for simple "
+        "single-file snippets.",
+    )
+    assert "catalog" in kinds["state manag"] and "anti" not in kinds["state manag"]
+    assert kinds["snippet"] == ["anti"]
+
+
+def test_a_descriptive_dont_is_not_a_usage_negation(tmp_path: Path) -> None:
+    kinds = _postings(tmp_path, "Helps with choices that don't read as templated defaults.")
+    assert "anti" not in kinds.get("TEMPLATE", [])
+
+
+def test_routing_meta_words_are_not_index_terms(tmp_path: Path) -> None:
+    kinds = _postings(tmp_path, "Use when the user needs or wants a hedge maze.")
+    assert "hedg" in kinds
+    assert not {"user", "need", "want", "USER"} & {k for k, v in kinds.items() if v}

@@ -66,8 +66,10 @@ def test_two_candidates_with_a_small_gap_invoke() -> None:
 
 
 def test_near_threshold_competition() -> None:
-    verdict = assess_ambiguity(_routing(("a", 4), ("b", 2.5)), config=ENABLED)
+    near = float(ENABLED["deterministicThreshold"]) - 0.5  # within nearThresholdMargin below it
+    verdict = assess_ambiguity(_routing(("a", 4), ("b", near)), config=ENABLED)
     assert "near-threshold-competition" in verdict.reasons
+    assert "multiple-eligible-candidates" not in verdict.reasons
 
 
 def test_orchestrator_and_specialist_both_eligible() -> None:

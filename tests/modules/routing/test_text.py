@@ -47,3 +47,25 @@ def test_file_extensions_and_compound_ids_are_found() -> None:
     a = analyze("usa mcp-office-expert per il file edit.cfm e report.XLSX")
     assert a.extensions == ["cfm", "xlsx"]
     assert ("mcp-office-expert", 1, 3) in a.compounds
+
+
+def test_negation_then_article_sets_the_noun_phrase_aside() -> None:
+    assert "query" in _negated("Il problema non è la query: il file Excel ha le colonne sbagliate")
+    assert "excel" not in _negated("Il problema non è la query: il file Excel ha colonne sbagliate")
+    assert {"mcp", "server"} <= _negated("Not an MCP server, I just need tool use")
+
+
+def test_negation_before_an_adjective_or_a_pronoun_is_not_a_scope() -> None:
+    assert _negated("la funzione non è testabile") == set()
+    assert _negated("non la trovo nella documentazione") == set()
+
+
+def test_a_negative_command_negates_whatever_the_verb() -> None:
+    assert "documentazione" in _negated("Non cercare nella documentazione: vai sullo schema")
+    assert "schema" not in _negated("Non cercare nella documentazione: vai sullo schema")
+    assert "docs" in _negated("Don't search the docs, query the db")
+    assert "db" not in _negated("Don't search the docs, query the db")
+
+
+def test_a_statement_with_dont_is_not_a_command() -> None:
+    assert _negated("I don't know why the query fails") == set()

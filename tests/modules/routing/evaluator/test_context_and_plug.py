@@ -16,7 +16,7 @@ from modules.routing.router import route
 from tests.support.openai_server import OpenAITestServer
 
 PACK = Path(__file__).resolve().parents[4] / "golden" / "routing" / "compiled" / "tesisquare.pack"
-PROMPT = "prepara un documento word con l'analisi del bug"
+PROMPT = "crea un word con la procedura"
 GATE = {**GATE_CONFIG, "enabled": True, "mode": "boost-only"}
 
 

@@ -17,9 +17,7 @@ from modules.routing.policy import resolve, semantic_boost
 from modules.routing.router import Routing, route
 
 PACK = Path(__file__).resolve().parents[4] / "golden" / "routing" / "compiled" / "tesisquare.pack"
-PROMPT = (
-    "prepara un documento word con l'analisi del bug"  # office-expert 3.5 vs docs-navigator 3.0
-)
+PROMPT = "crea un word con la procedura"  # office-expert 3.4 vs docs-navigator 3.2: a weak tie
 GATE = {**GATE_CONFIG, "enabled": True, "mode": "boost-only"}
 POLICY = {"minimumConfidence": 0.7, "minimumRelevance": 0.65, "allowSoftSuppression": True}
 
