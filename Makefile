@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas clean smoke-cloud report-browser
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence clean smoke-cloud report-browser
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ bench: $(STAMP)
 # The Ollama Cloud spike (spec 000 §29 WP 6.1): by hand only; prints `skipped` without OLLAMA_API_KEY.
 smoke-cloud: $(STAMP)
 	$(BIN)/python -m tht.smoke_cloud
+
+# Evidence retrieval on BIRD mini-dev (docs/evidence.md): hit@1/5/10 and MRR, hybrid vs dense vs
+# BM25, RRF k tuned on a documented subset. BIRD_DIR overrides the data folder
+# (default golden/evidence/bird); EVAL_JSON=FILE also writes the full report.
+eval-evidence: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_evidence
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export

@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, str] = {
     "route_hook": "benchmarks.bench_route_hook",
     "evaluator": "benchmarks.bench_evaluator",
     "vectors": "benchmarks.bench_vectors",
+    "evidence": "benchmarks.bench_evidence",
 }
 
 

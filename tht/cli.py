@@ -51,9 +51,11 @@ def _register() -> None:
     from tht.commands import (
         analytics,
         evaluator,
+        evidence,
         hooks,
         ledger,
         route,
+        search,
         session,
         workflow,
         workspace,
@@ -73,6 +75,8 @@ def _register() -> None:
     app.add_typer(hooks.app, name="hooks")
     app.add_typer(evaluator.app, name="evaluator")
     app.add_typer(analytics.app, name="analytics")
+    app.add_typer(evidence.app, name="evidence")
+    app.add_typer(search.app, name="search")
 
 
 _register()

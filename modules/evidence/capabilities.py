@@ -1,0 +1,58 @@
+"""``EvidenceCapabilities``: everything the Evidence module is given, and nothing more.
+
+Built by the composition root (``tht/evidence_runtime.py``), never by the module (spec 003 §11:
+one capability object per module, no universal context). Heavy things — the vector store, the
+embedder, the BM25 encoder, the model transport — are factories, so a command that does not need
+them (``status``, ``resolve``) never opens or loads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from modules.evidence.catalog import EvidencePaths
+
+if TYPE_CHECKING:
+    from kernel.vectors import Embedder, SparseVector, VectorStore
+    from modules.evidence.preparation import Restructurer
+
+__all__ = ["EvidenceCapabilities", "EvidenceSettings", "SparseEncoder"]
+
+
+class SparseEncoder(Protocol):
+    """The BM25 encoder (kernel.vectors.bm25.Bm25Encoder)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def embed_document(self, text: str) -> SparseVector: ...
+
+    def embed_query(self, text: str) -> SparseVector: ...
+
+
+@dataclass(frozen=True)
+class EvidenceSettings:
+    """The ``evidence:`` section of ``workspace.yaml`` as the module uses it."""
+
+    max_chunk_chars: int = 4000
+    rrf_k: int = 60
+    prefetch_limit: int = 50
+
+
+@dataclass(frozen=True)
+class EvidenceCapabilities:
+    paths: EvidencePaths
+    settings: EvidenceSettings
+    clock: Callable[[], datetime]
+    vector_store: Callable[[], VectorStore]
+    embedder: Callable[[], Embedder]
+    bm25: Callable[[], SparseEncoder]
+    restructurer: Callable[[], Restructurer | None] = lambda: None
+    progress: Callable[[str, int, int], None] | None = None  # (stage, done, total)
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)

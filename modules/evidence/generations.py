@@ -1,0 +1,93 @@
+"""Evidence generations: the record of the active generation, written atomically.
+
+A generation is a complete build of the Evidence Index (every fragment of the publishable units,
+tagged ``generation: <id>`` in the workspace collection). ``.tht/evidence/generations.json`` holds
+the active one — what sessions see — and the counter for the next. Generation ids are
+``g<n>-<8 random hex>``: unique, so points of another workspace sharing a server collection, or
+of an older build, can never match the active generation's filter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "GENERATIONS_FILE",
+    "GenerationRecord",
+    "GenerationState",
+    "GenerationStateError",
+    "load_generation_state",
+    "new_generation_id",
+    "save_generation_state",
+]
+
+GENERATIONS_FILE = "generations.json"
+
+
+class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    number: int
+    created_at: str
+    fingerprint: str  # what the generation was built from: units, settings, encoders
+    embedder: str  # embedder identity
+    dense_size: int
+    bm25: str  # BM25 encoder identity
+    units: int
+    fragments: int
+    evaluation: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+
+class GenerationState(msgspec.Struct, frozen=True, kw_only=True):
+    version: int = 1
+    last_number: int = 0
+    active: GenerationRecord | None = None
+
+
+class GenerationStateError(Exception):
+    """The generations file exists but cannot be read: the index is treated as unavailable."""
+
+
+def load_generation_state(state_dir: Path) -> GenerationState:
+    path = state_dir / GENERATIONS_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return GenerationState()
+    except OSError as err:
+        raise GenerationStateError(f"{path.name}: cannot read: {err}") from err
+    try:
+        return msgspec.json.decode(raw, type=GenerationState)
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        raise GenerationStateError(f"{path.name}: corrupt ({err})") from err
+
+
+def save_generation_state(state_dir: Path, state: GenerationState) -> None:
+    """Write the state atomically (temp file, fsync, rename)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / GENERATIONS_FILE
+    tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+    data = msgspec.json.format(msgspec.json.encode(state), indent=2) + b"\n"
+    with tmp.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+    with contextlib.suppress(OSError):
+        fd = os.open(state_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def new_generation_id(number: int) -> str:
+    return f"g{number}-{uuid.uuid4().hex[:8]}"

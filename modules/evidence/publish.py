@@ -1,0 +1,201 @@
+"""``tht evidence publish``: build a Candidate Evidence Generation, evaluate it, activate it.
+
+1. reconcile units, sources and manifest (the reconciled manifest is recorded); blocked units —
+   any review item — are not published, and are listed;
+2. if nothing changed since the active generation (same fingerprint) nothing is built;
+3. stage: ensure the collection (creating it, or adding the ``bm25`` vector to a dense-only one
+   without losing its data: the Additive BM25 upgrade), then write every fragment as a point of a
+   new generation id — invisible to searches, which filter on the active id;
+4. evaluate the candidate on ``evidence/eval.yaml`` (none: publish with a warning);
+   the last point written is the generation's completion marker;
+5. activate only if it passes: the generation record is replaced atomically, then the points of
+   every other generation are deleted. A failing candidate is deleted and nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernel.errors import PolicyError
+from modules.evidence.capabilities import EvidenceCapabilities
+from modules.evidence.catalog import load_evidence
+from modules.evidence.eval_set import EvalCase, load_eval_set
+from modules.evidence.evaluation import EvaluationReport, evaluate
+from modules.evidence.generations import (
+    GenerationRecord,
+    GenerationState,
+    GenerationStateError,
+    load_generation_state,
+    new_generation_id,
+    save_generation_state,
+)
+from modules.evidence.index import (
+    collection_spec,
+    fingerprint,
+    fragments_of,
+    write_completion_marker,
+    write_generation,
+)
+from modules.evidence.manifest import render_manifest
+from modules.evidence.retrieval import (
+    Mode,
+    QueryVectors,
+    RankedUnit,
+    embed_query,
+    evidence_filter,
+    rank_units,
+)
+from modules.evidence.staging import apply_atomically
+
+__all__ = ["PublishReport", "publish"]
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    status: str  # activated | unchanged
+    generation: GenerationRecord
+    blocked: tuple[str, ...]
+    warnings: tuple[str, ...]
+    evaluation: EvaluationReport | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "status": self.status,
+            "generation": self.generation.to_json(),
+            "blocked": list(self.blocked),
+            "warnings": list(self.warnings),
+            "evaluation": self.evaluation.to_json() if self.evaluation else None,
+        }
+
+
+def publish(caps: EvidenceCapabilities) -> PublishReport:
+    from kernel.vectors import VectorFilter
+
+    paths, settings = caps.paths, caps.settings
+    loaded = load_evidence(paths, max_chunk_chars=settings.max_chunk_chars)
+    state = loaded.state
+    eval_set = load_eval_set(paths.eval_file)
+    warnings: list[str] = []
+    if eval_set is None:
+        warnings.append("no evaluation set (evidence/eval.yaml): published without evaluation")
+    blocked = tuple(s.unit.id for s in state.blocked)
+    if blocked:
+        warnings.append(f"{len(blocked)} unit(s) with review items are not published")
+
+    manifest_rel = paths.rel(paths.manifest_file)
+    if state.reconciled != state.manifest:
+        apply_atomically(
+            paths.root,
+            {manifest_rel: render_manifest(state.reconciled)},
+            staging_root=paths.staging_dir,
+            expect={manifest_rel: loaded.raw.get(manifest_rel)},
+        )
+
+    try:
+        previous = load_generation_state(paths.state_dir)
+    except GenerationStateError as err:
+        warnings.append(f"unreadable generation state was replaced ({err})")
+        previous = GenerationState()
+    units = state.publishable
+    embedder, bm25 = caps.embedder(), caps.bm25()
+    print_ = fingerprint(
+        units,
+        max_chunk_chars=settings.max_chunk_chars,
+        embedder=embedder.identity,
+        bm25=bm25.identity,
+    )
+    store = caps.vector_store()
+    active = previous.active
+    if active is not None and active.fingerprint == print_ and _intact(caps, active):
+        return PublishReport("unchanged", active, blocked, tuple(warnings), None)
+
+    metadata_keys = sorted({k for u in units for k in u.front.metadata})
+    store.ensure_collection(collection_spec(embedder.dimension, metadata_keys))
+    number = previous.last_number + 1
+    generation = new_generation_id(number)
+    items = fragments_of(units, settings.max_chunk_chars)
+    written = write_generation(store, embedder, bm25, items, generation, progress=caps.progress)
+    write_completion_marker(store, generation, embedder.dimension, written)
+
+    report: EvaluationReport | None = None
+    if eval_set is not None:
+        report = evaluate_generation(caps, generation, eval_set.cases)
+        if not report.passed:
+            store.delete(VectorFilter(kind="evidence", match={"generation": generation}))
+            save_generation_state(
+                paths.state_dir, GenerationState(last_number=number, active=previous.active)
+            )
+            failures = [c for c in report.cases if not c.passed]
+            shown = "; ".join(f"{c.question!r} (fused rank {c.fused})" for c in failures[:5])
+            raise PolicyError(
+                f"candidate generation {generation} failed the evaluation set "
+                f"({len(failures)} of {len(report.cases)} cases without an expected unit in the "
+                f"top 10: {shown}); the active generation is unchanged",
+                details={"evaluation": report.to_json(), "generation": generation},
+            )
+    record = GenerationRecord(
+        id=generation,
+        number=number,
+        created_at=caps.clock().isoformat().replace("+00:00", "Z"),
+        fingerprint=print_,
+        embedder=embedder.identity,
+        dense_size=embedder.dimension,
+        bm25=bm25.identity,
+        units=len(units),
+        fragments=written,
+        evaluation=_summary(report),
+    )
+    save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
+    store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
+    return PublishReport("activated", record, blocked, tuple(warnings), report)
+
+
+def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
+    from kernel.errors import UnavailableError
+    from kernel.vectors import VectorFilter
+
+    try:
+        found = caps.vector_store().count(
+            VectorFilter(kind="evidence", match={"generation": active.id})
+        )
+    except UnavailableError:
+        return False
+    return found == active.fragments + 1  # the fragments and the completion marker
+
+
+def _summary(report: EvaluationReport | None) -> dict[str, object] | None:
+    if report is None:
+        return None
+    body = report.to_json()
+    return {k: body[k] for k in ("passed", "cases", "hit_at_10", "hit_at_5", "results")}
+
+
+def evaluate_generation(
+    caps: EvidenceCapabilities, generation: str, cases: list[EvalCase]
+) -> EvaluationReport:
+    """Evaluate ``generation`` (candidate or active) on ``cases``."""
+    from modules.evidence.eval_set import EvalSet
+
+    embedder, bm25, store = caps.embedder(), caps.bm25(), caps.vector_store()
+
+    def rank(vectors: QueryVectors, where: object, mode: Mode, limit: int) -> list[RankedUnit]:
+        from kernel.vectors import VectorFilter
+
+        assert isinstance(where, VectorFilter)
+        return rank_units(
+            store,
+            vectors,
+            where,
+            generation=generation,
+            limit=limit,
+            mode=mode,
+            rrf_k=caps.settings.rrf_k,
+            prefetch_limit=caps.settings.prefetch_limit,
+        )
+
+    return evaluate(
+        EvalSet.model_construct(cases=cases),
+        embed=lambda text: embed_query(embedder, bm25, text),
+        where_of=lambda case: evidence_filter(generation, case.purpose, case.kind, case.where),
+        rank=rank,
+    )

@@ -1,0 +1,181 @@
+"""Hybrid Evidence retrieval over one generation, with fragments grouped into units.
+
+One query embeds the Evidence query text twice — dense (the embedder, query role) and sparse
+(BM25) — and asks the vector store for the dense and the BM25 rankings under the same filter
+(``kind: evidence``, the generation, the mandatory purpose, optional Evidence kinds and
+``--where`` metadata), fused by RRF with the workspace's explicit ``k``
+(kernel/vectors/store.py: one engine call for both rankings). Fragments are then grouped per
+unit: a unit ranks at its best fragment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
+    from kernel.vectors.embedder import Embedder
+    from modules.evidence.capabilities import SparseEncoder
+
+__all__ = [
+    "EXCERPT_CHARS",
+    "Mode",
+    "QueryVectors",
+    "RankedUnit",
+    "embed_query",
+    "evidence_filter",
+    "fetch_size",
+    "rank_units",
+]
+
+Mode = Literal["hybrid", "dense", "bm25"]
+EXCERPT_CHARS = 400
+
+
+@dataclass(frozen=True)
+class QueryVectors:
+    dense: Any  # a 1-D float array
+    sparse: SparseVector
+
+
+@dataclass(frozen=True)
+class RankedUnit:
+    """One Evidence Result before projection: a unit at the rank of its best fragment."""
+
+    unit_id: str
+    kind: str
+    title: str
+    score: float
+    excerpt: str
+    source: str
+    fragments: tuple[str, ...]
+    dense_rank: int | None
+    bm25_rank: int | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.unit_id,
+            "kind": self.kind,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "excerpt": self.excerpt,
+            "source": self.source,
+            "fragments": list(self.fragments),
+        }
+
+
+def embed_query(embedder: Embedder, bm25: SparseEncoder, text: str) -> QueryVectors:
+    return QueryVectors(dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(text))
+
+
+def evidence_filter(
+    generation: str,
+    purpose: str,
+    kinds: Sequence[str] = (),
+    where: Mapping[str, object] | None = None,
+) -> VectorFilter:
+    """``kind: evidence`` + generation + purpose (mandatory) + kinds and metadata (optional)."""
+    from kernel.vectors import VectorFilter
+
+    match: dict[str, Any] = {"generation": generation, "purpose": purpose}
+    if kinds:
+        match["unit_kind"] = list(kinds)
+    for key, value in sorted((where or {}).items()):
+        match[f"metadata.{key}"] = metadata_value(value)
+    return VectorFilter(kind="evidence", match=match)
+
+
+def metadata_value(value: object) -> str:
+    """Metadata is stored and matched as strings (``true``/``false`` for booleans)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def fetch_size(limit: int) -> int:
+    """Fragments to fetch to fill ``limit`` units (several fragments may share a unit)."""
+    return min(max(limit * 3 + 10, 20), 300)
+
+
+def rank_units(
+    store: VectorStore,
+    vectors: QueryVectors,
+    where: VectorFilter,
+    *,
+    generation: str,
+    limit: int,
+    mode: Mode = "hybrid",
+    rrf_k: int = 60,
+    prefetch_limit: int = 50,
+) -> list[RankedUnit]:
+    """The top ``limit`` units for one query (raises ``VectorStoreError`` when unavailable)."""
+    from kernel.vectors import VectorFilter
+
+    fetch = fetch_size(limit)
+    corpus = VectorFilter(kind="evidence", match={"generation": generation})
+    hits: list[ScoredPoint]
+    if mode == "hybrid":
+        hits = store.query_hybrid(
+            dense=vectors.dense,
+            sparse=vectors.sparse,
+            where=where,
+            limit=fetch,
+            prefetch_limit=max(prefetch_limit, fetch),
+            rrf_k=rrf_k,
+            idf_corpus=corpus,
+        )
+    elif mode == "dense":
+        hits = store.query_dense(dense=vectors.dense, where=where, limit=fetch)
+    else:
+        hits = store.query_sparse(
+            sparse=vectors.sparse, where=where, limit=fetch, idf_corpus=corpus
+        )
+    return group_units(hits, limit)
+
+
+def group_units(hits: Sequence[ScoredPoint], limit: int) -> list[RankedUnit]:
+    """Fragments → units, in the order of each unit's best fragment."""
+    order: list[str] = []
+    best: dict[str, ScoredPoint] = {}
+    fragments: dict[str, list[str]] = {}
+    ranks: dict[str, tuple[int | None, int | None]] = {}
+    for hit in hits:
+        uid = str(hit.payload.get("unit_id", ""))
+        if not uid:
+            continue
+        if uid not in best:
+            order.append(uid)
+            best[uid] = hit
+            fragments[uid] = []
+            ranks[uid] = (hit.dense_rank, hit.bm25_rank)
+        fragments[uid].append(str(hit.payload.get("fragment_id", "")))
+        d, b = ranks[uid]
+        ranks[uid] = (_min(d, hit.dense_rank), _min(b, hit.bm25_rank))
+    out = []
+    for uid in order[:limit]:
+        hit = best[uid]
+        p = hit.payload
+        out.append(
+            RankedUnit(
+                unit_id=uid,
+                kind=str(p.get("unit_kind", "")),
+                title=str(p.get("title", "")),
+                score=float(hit.score),
+                excerpt=str(p.get("text", ""))[:EXCERPT_CHARS],
+                source=str(p.get("source", "")),
+                fragments=tuple(fragments[uid]),
+                dense_rank=ranks[uid][0],
+                bm25_rank=ranks[uid][1],
+            )
+        )
+    return out
+
+
+def _min(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)

@@ -1,0 +1,188 @@
+"""Composition root of the Evidence module: its capability object, built for one command.
+
+The only place that builds what the Evidence module is given (ARCHITECTURE §3.4, spec 003 §11):
+paths and settings from ``workspace.yaml``, the clock, and — lazily, opened on first use and
+closed when the command ends — the workspace's vector store, embedder and BM25 encoder
+(``kernel.vectors.factory``) and the optional model restructuring (``kernel.llm``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EvidenceRuntime", "open_evidence", "progress_reporter"]
+
+
+@dataclass
+class EvidenceRuntime:
+    workspace: Any  # kernel.workspace.Workspace
+    paths: Any  # modules.evidence.EvidencePaths
+    settings: Any  # the `evidence:` section of workspace.yaml
+    workspace_settings: Any
+    _opened: dict[str, Any] = field(default_factory=dict)
+
+    def _once(self, name: str, build: Callable[[], Any]) -> Any:
+        if name not in self._opened:
+            self._opened[name] = build()
+        return self._opened[name]
+
+    def vector_store(self) -> Any:
+        from kernel.vectors.factory import open_vector_store
+
+        return self._once(
+            "store", lambda: open_vector_store(self.workspace, self.workspace_settings)
+        )
+
+    def embedder(self) -> Any:
+        from kernel.vectors.factory import open_embedder
+
+        return self._once(
+            "embedder", lambda: open_embedder(self.workspace, self.workspace_settings)
+        )
+
+    def bm25(self) -> Any:
+        from kernel.vectors.factory import bm25_encoder
+
+        return self._once("bm25", lambda: bm25_encoder(self.workspace_settings))
+
+    def restructurer(self) -> Any:
+        """The optional model restructuring (``evidence.restructure_profile``), else None.
+
+        The profile is a built-in one or one defined under ``evidence.profiles`` of the user
+        config file (keys only by environment variable name); the transport is
+        ``kernel.llm``'s OpenAI-compatible client: one call per source, never retried.
+        """
+        profile_id = getattr(self.settings, "restructure_profile", None)
+        if not profile_id:
+            return None
+        import os
+
+        from kernel.llm.client import ChatMessage, OpenAICompatibleClient
+        from kernel.llm.settings import resolve_profile
+        from modules.evidence.restructuring import ModelRestructurer
+
+        profiles, source = _user_evidence_profiles()
+        profile = resolve_profile(
+            str(profile_id),
+            file_profiles=profiles,
+            env=os.environ,
+            source=source,
+            cloud_opt_in=bool(self.settings.restructure_cloud_opt_in),
+            opt_in_hint="set evidence.restructure_cloud_opt_in: true in workspace.yaml",
+        )
+        client = OpenAICompatibleClient(env=os.environ)
+        timeout_ms = int(self.settings.restructure_timeout_ms)
+
+        def chat(system: str, user: str, schema: dict[str, Any]) -> str:
+            answer = client.chat(
+                profile,
+                [ChatMessage("system", system), ChatMessage("user", user)],
+                max_tokens=4000,
+                timeout_ms=timeout_ms,
+                json_schema=schema if profile.response_format == "json-schema" else None,
+                schema_name="evidence_units",
+            )
+            return answer.raw_text
+
+        return ModelRestructurer(chat=chat, describe=f"profile {profile.id}")
+
+    def capabilities(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
+        from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
+
+        return EvidenceCapabilities(
+            paths=self.paths,
+            settings=EvidenceSettings(
+                max_chunk_chars=self.settings.max_chunk_chars, rrf_k=self.settings.rrf_k
+            ),
+            clock=lambda: datetime.now(UTC),
+            vector_store=self.vector_store,
+            embedder=self.embedder,
+            bm25=self.bm25,
+            restructurer=self.restructurer,
+            progress=progress,
+        )
+
+    def active_generation(self) -> dict[str, object] | None:
+        from modules.evidence.generations import GenerationStateError, load_generation_state
+
+        try:
+            state = load_generation_state(self.paths.state_dir)
+        except GenerationStateError as err:
+            return {"id": None, "error": str(err)}
+        return state.active.to_json() if state.active is not None else None
+
+    def close(self) -> None:
+        for name in ("store", "embedder"):
+            closer = getattr(self._opened.pop(name, None), "close", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    closer()
+
+
+def open_evidence(root: Path) -> EvidenceRuntime:
+    from kernel.workspace import open_workspace
+    from modules.evidence import EvidencePaths
+
+    ws = open_workspace(root)
+    settings = ws.settings()
+    return EvidenceRuntime(
+        workspace=ws,
+        paths=EvidencePaths.of(ws),
+        settings=settings.evidence,
+        workspace_settings=settings,
+    )
+
+
+@contextlib.contextmanager
+def progress_reporter(*, enabled: bool, label: str) -> Iterator[Callable[..., None] | None]:
+    """A rich progress bar on stderr for long runs (never under --json or off a terminal).
+
+    The callback takes ``(item)`` or ``(stage, done, total)``.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn(f"{label} {{task.description}}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def report(item: str, done: int | None = None, total: int | None = None) -> None:
+            if done is None:
+                progress.update(task, description=item, advance=1)
+            else:
+                progress.update(task, description=item, completed=done, total=total)
+
+        yield report
+
+
+def _user_evidence_profiles() -> tuple[dict[str, Any] | None, str]:
+    """``evidence.profiles`` of the user config file (None when absent) and where it came from."""
+    from kernel.config_errors import load_yaml_mapping
+    from kernel.errors import UsageError
+    from tht.paths import user_config_file
+
+    path = user_config_file()
+    if not path.is_file():
+        return None, str(path)
+    section = load_yaml_mapping(path).get("evidence") or {}
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: evidence: must be a mapping")
+    profiles = section.get("profiles")
+    if profiles is not None and not isinstance(profiles, dict):
+        raise UsageError(f"{path}: evidence.profiles: must be a mapping")
+    return profiles, f"{path}: evidence"
