@@ -165,7 +165,13 @@ class WorkflowKernel:
             head=tail.head,
             state=state,
         )
-        self.store.write_cache(session, _CACHE_ENC.encode(cache))
+        try:
+            data = _CACHE_ENC.encode(cache)
+        except OverflowError:
+            # A payload integer beyond 64 bits: the JSON ledger holds it, msgpack cannot. The
+            # cache is an optimisation only; without it the next load folds the whole ledger.
+            return
+        self.store.write_cache(session, data)
 
     # ------------------------------------------------------------------ committing
 

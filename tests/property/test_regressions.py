@@ -1,0 +1,42 @@
+"""Failing examples the invariant machine found, kept as plain regression tests (one per bug)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernel.events import ProposedEvent
+from kernel.fold import fold
+from kernel.outcomes import ModuleOutcome
+from tests.support.kernel_env import admitted_session, advance_to, make_kernel
+
+
+def _ledger_bytes(root: Path, session: str) -> bytes:
+    return (root / "sessions" / session / "ledger.jsonl").read_bytes()
+
+
+def test_a_payload_integer_beyond_64_bits_is_recorded_and_the_session_stays_usable(
+    tmp_path: Path,
+) -> None:
+    # Found: ``rows`` = 191788287392449921024 was appended, then encoding the msgpack status
+    # cache raised OverflowError: the command failed after its events were committed, and every
+    # later load of the session failed the same way.
+    kernel = make_kernel(tmp_path)
+    session = admitted_session(kernel)
+    advance_to(kernel, session, "verification")
+    huge = 191_788_287_392_449_921_024
+    applied = kernel.apply_outcome(
+        session,
+        "verification",
+        ModuleOutcome(
+            status="completed",
+            events=(ProposedEvent(type="result_verified", payload={"rows": huge}),),
+        ),
+        actor="agent",
+    )
+    assert applied.state.current_stage == "datamart"
+    for fresh in (kernel, make_kernel(tmp_path)):
+        loaded = fresh.load(session)
+        events = fresh.store.ledger(session).read().events
+        assert loaded.state == fold(fresh.session_workflow(session), events)
+        (verified,) = [d for d in loaded.state.decisions if d.type == "result_verified"]
+        assert verified.event.payload.rows == huge  # type: ignore[union-attr]
