@@ -169,6 +169,11 @@ def plan_outcome(
             f"stage {stage} is review_required: decisions must be chosen by a human "
             "(propose a select, decide or confirm review)"
         )
+    if outcome.status == "completed" and step.completion != "automatic":
+        raise PolicyError(
+            f"stage {stage} is review_required: it completes only when a human approves "
+            "a confirm review (propose a confirm)"
+        )
     names = set()
     for change in outcome.artifacts:
         check_artifact_name(change.name)

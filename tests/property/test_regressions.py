@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kernel.errors import PolicyError
 from kernel.events import ProposedEvent
 from kernel.fold import fold
 from kernel.outcomes import ModuleOutcome
@@ -40,3 +43,26 @@ def test_a_payload_integer_beyond_64_bits_is_recorded_and_the_session_stays_usab
         assert loaded.state == fold(fresh.session_workflow(session), events)
         (verified,) = [d for d in loaded.state.decisions if d.type == "result_verified"]
         assert verified.event.payload.rows == huge  # type: ignore[union-attr]
+
+
+def test_an_agent_cannot_complete_a_review_required_stage_without_review(tmp_path: Path) -> None:
+    # Found: an ``auto`` proposal with no decision events (status ``completed``) closed the
+    # review_required stage ``disambiguation`` with no human approval.
+    kernel = make_kernel(tmp_path)
+    session = admitted_session(kernel)
+    before = _ledger_bytes(tmp_path, session)
+    receipts = (
+        ProposedEvent(
+            type="evidence_consulted", payload={"purpose": "disambiguation", "generation": "g"}
+        ),
+    )
+    for events in ((), receipts):
+        with pytest.raises(PolicyError, match="review_required"):
+            kernel.apply_outcome(
+                session,
+                "disambiguation",
+                ModuleOutcome(status="completed", events=events),
+                actor="agent",
+            )
+    assert _ledger_bytes(tmp_path, session) == before
+    assert kernel.load(session).state.stage("disambiguation").state == "ready"  # type: ignore[union-attr]
