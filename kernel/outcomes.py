@@ -155,6 +155,10 @@ def plan_outcome(
 ) -> list[ev.EventDraft]:
     """Validate ``outcome`` for ``stage`` and return the drafts to append (pure)."""
     step, view = _require_open_step(workflow, state, stage)
+    if step.kind == "preflight" and actor != f"module:{step.owner}":
+        # Question Admission is the owner module's decision: nobody else can admit a question it
+        # refused (or refuse one it admitted) by proposing an outcome for the preflight.
+        raise PolicyError(f"{stage} is decided by module:{step.owner} only, not by {actor}")
     expected_invocation = invocation_id(step, view)
     if outcome.invocation is not None and outcome.invocation != expected_invocation:
         raise PolicyError(

@@ -9,8 +9,8 @@ import pytest
 from kernel.errors import PolicyError
 from kernel.events import ProposedEvent
 from kernel.fold import fold
-from kernel.outcomes import ModuleOutcome
-from tests.support.kernel_env import admitted_session, advance_to, make_kernel
+from kernel.outcomes import Failure, ModuleOutcome
+from tests.support.kernel_env import QUESTION, admitted_session, advance_to, make_kernel
 
 
 def _ledger_bytes(root: Path, session: str) -> bytes:
@@ -66,3 +66,33 @@ def test_an_agent_cannot_complete_a_review_required_stage_without_review(tmp_pat
             )
     assert _ledger_bytes(tmp_path, session) == before
     assert kernel.load(session).state.stage("disambiguation").state == "ready"  # type: ignore[union-attr]
+
+
+def test_only_the_owner_module_decides_question_admission(tmp_path: Path) -> None:
+    # Found: after Question Admission refused a question, an agent's ``auto`` proposal for the
+    # ``admission`` stage (with or without ``question_admitted``) admitted it anyway.
+    kernel = make_kernel(tmp_path)
+    session = kernel.create_session(QUESTION, actor="agent").session
+    refusal = ModuleOutcome(
+        status="failed",
+        events=(
+            ProposedEvent(type="question_refused", payload={"code": "out_of_scope", "reason": "x"}),
+        ),
+        failure=Failure(code="refused:out_of_scope", message="outside the workspace scope"),
+    )
+    kernel.apply_outcome(session, "admission", refusal, actor="module:disambiguation")
+    before = _ledger_bytes(tmp_path, session)
+    admit = ModuleOutcome(
+        status="completed",
+        events=(ProposedEvent(type="question_admitted", payload={"checks": ["usable"]}),),
+    )
+    for actor in ("agent", "human:ana", "module:memory"):
+        for outcome in (admit, ModuleOutcome(status="completed")):
+            with pytest.raises(PolicyError, match="module:disambiguation only"):
+                kernel.apply_outcome(session, "admission", outcome, actor=actor)
+    assert _ledger_bytes(tmp_path, session) == before
+    state = kernel.load(session).state
+    assert state.blocked and state.current_stage == "admission"
+    # the module itself may run admission again (e.g. after the workspace scope changed)
+    again = kernel.apply_outcome(session, "admission", admit, actor="module:disambiguation")
+    assert again.state.current_stage == "disambiguation"
