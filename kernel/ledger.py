@@ -355,7 +355,8 @@ class Ledger:
                 Problem(
                     "head_anchor",
                     f"ledger ends at seq {count} but seq {seq} was acknowledged (lines removed)",
-                    seq=seq,
+                    count + 1,  # the first missing line
+                    seq,
                 )
             ]
         lines = complete.split(b"\n")
