@@ -87,6 +87,34 @@ def test_concurrent_writers_leave_no_gap_duplicate_or_half_written_batch(tmp_pat
     print(f"{sum(r['conflicts'] for r in results)} conflicts retried")
 
 
+def test_verify_during_concurrent_appends_never_reports_a_false_problem(tmp_path: Path) -> None:
+    """A reader verifying while a writer appends sees the ledger and its head anchor at some
+    instant: never "lines removed" or "edited" (the anchor is read before and after the lines).
+    At most a torn tail: the reader caught a ``write`` in progress."""
+    kernel = make_kernel(tmp_path)
+    session = admitted_session(kernel)
+    go = tmp_path / "go"
+    race = [sys.executable, "-m", "tests.support.ledger_writer", "race", str(tmp_path), session]
+    writer = subprocess.Popen(
+        [*race, "w0", "150", str(go)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    go.touch()
+    ledger = kernel.store.ledger(session)
+    verified = 0
+    while writer.poll() is None:
+        report = ledger.verify()
+        assert {p.code for p in report.problems} <= {"torn_tail"}, report.problems
+        verified += 1
+    assert writer.returncode == 0, writer.communicate()[1]
+    assert verified >= 10
+    assert ledger.verify().ok
+
+
 # --------------------------------------------------------------------------- CLI races
 
 

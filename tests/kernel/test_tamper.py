@@ -23,7 +23,7 @@ from kernel.ledger import line_hash
 from kernel.outcomes import ArtifactChange, ModuleOutcome, ReviewRequest
 from kernel.workflow_kernel import WorkflowKernel
 from kernel.workspace import init_workspace
-from tests.support.kernel_env import admitted_session, make_kernel
+from tests.support.kernel_env import admitted_session, make_kernel, receipt_outcome
 
 Lines = list[bytes]
 
@@ -259,3 +259,22 @@ def test_an_untouched_ledger_verifies_with_exit_0(
     done = _verify_cli(root, session)
     assert done.returncode == 0, done.stdout
     assert json.loads(done.stdout)["problems"] == []
+
+
+def test_the_head_anchor_is_one_record_rewritten_in_place(tmp_path: Path) -> None:
+    """No rename per append (a rename made ext4 flush on every append); an anchor written by an
+    older kernel (shorter, renamed into place) is overwritten whole."""
+    kernel = make_kernel(tmp_path)
+    session = admitted_session(kernel)
+    ledger = kernel.store.ledger(session)
+    ledger.head_path.write_bytes(json.dumps(json.loads(ledger.head_path.read_bytes())).encode())
+    inode = os.stat(ledger.head_path).st_ino
+    for i in range(3):
+        kernel.apply_outcome(session, "disambiguation", receipt_outcome(f"r{i}"), actor="agent")
+        data = ledger.head_path.read_bytes()
+        assert len(data) == 128 and data.endswith(b"\n")
+        assert os.stat(ledger.head_path).st_ino == inode
+        tail = ledger.tail()
+        assert json.loads(data) == {"seq": tail.last_seq, "head": tail.head}
+        assert ledger.read_anchor() == (tail.last_seq, tail.head)
+    assert kernel.verify(session).ok
