@@ -9,8 +9,6 @@ nothing: planning raises before anything is written, and a lost race raises ``Co
 from the append.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
