@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS: dict[str, str] = {}
+BENCHMARKS: dict[str, str] = {
+    "kernel": "benchmarks.bench_kernel",
+}
 
 
 def main(argv: list[str]) -> int:
