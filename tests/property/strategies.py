@@ -23,6 +23,7 @@ __all__ = [
     "proposals",
     "reasons",
     "valid_artifact_name",
+    "words",
 ]
 
 # Printable text without surrogates (the kernel's input is UTF-8 JSON) but with non-ASCII.
