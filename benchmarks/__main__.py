@@ -11,6 +11,10 @@ import sys
 
 BENCHMARKS: dict[str, str] = {
     "kernel": "benchmarks.bench_kernel",
+    "analytics": "benchmarks.bench_analytics",
+    "route_hook": "benchmarks.bench_route_hook",
+    "evaluator": "benchmarks.bench_evaluator",
+    "vectors": "benchmarks.bench_vectors",
 }
 
 

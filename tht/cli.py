@@ -48,7 +48,16 @@ def _root(
 
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
-    from tht.commands import ledger, session, workflow, workspace
+    from tht.commands import (
+        analytics,
+        evaluator,
+        hooks,
+        ledger,
+        route,
+        session,
+        workflow,
+        workspace,
+    )
 
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(session.app, name="session")
@@ -60,6 +69,10 @@ def _register() -> None:
     app.add_typer(ledger.ledger_app, name="ledger")
     app.add_typer(ledger.schemas_app, name="schemas")
     app.add_typer(ledger.outbox_app, name="outbox")
+    app.add_typer(route.app, name="route")
+    app.add_typer(hooks.app, name="hooks")
+    app.add_typer(evaluator.app, name="evaluator")
+    app.add_typer(analytics.app, name="analytics")
 
 
 _register()

@@ -38,9 +38,9 @@ def new(
         "current_stage": state.current_stage,
         "stages": stage_list_json(state),
     }
-    if state.blocked:
-        body["refusal"] = state.blocked_reason
-        inv.note(f"question refused: {state.blocked_reason}")
+    if admitted is not None and admitted.state == "failed":
+        body["refusal"] = {"code": admitted.failure_code, "reason": admitted.reason}
+        inv.note(f"question refused: {admitted.reason}")
     inv.emit(body, f"session {applied.session} (current stage: {state.current_stage})")
 
 

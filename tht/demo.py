@@ -1,0 +1,212 @@
+"""``make demo``: one session from question to finalization, on embedded defaults.
+
+A fresh workspace in a temporary folder; a scripted agent (the proposal files in
+``golden/demo/``) and a scripted reviewer drive the real ``tht`` command line through admission,
+F1–F8, a retraction, a revision request that reopens F5, the memory promotion contribution and
+finalization, printing the stage timeline as it goes and ending with ``tht ledger verify``.
+No server, no network, no model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+QUESTION = "Quante procedure di ablazione sono state eseguite nel 2023 per ospedale?"
+REVIEWER = "human:reviewer"
+
+
+def _proposals_dir() -> Path:
+    here = Path(__file__).resolve().parents[1] / "golden" / "demo"
+    if not here.is_dir():
+        raise SystemExit(f"demo proposals not found in {here}")
+    return here
+
+
+class Demo:
+    def __init__(self, workspace: Path, proposals: Path) -> None:
+        self.workspace = workspace
+        self.proposals = proposals
+        self.env = dict(
+            os.environ,
+            THT_WORKSPACE=str(workspace),
+            THT_CLOCK="fixed:2026-11-30T09:00:00Z",
+            THT_SEED="2026",
+            NO_COLOR="1",
+        )
+        self.env.pop("THT_ACTOR", None)
+        self.env.pop("THT_SESSION", None)
+
+    def tht(self, *args: str, show: bool = True, json_out: bool = False) -> Any:
+        argv = [sys.executable, "-m", "tht", *args]
+        if json_out:
+            argv.append("--json")
+        if show:
+            print(f"\n$ tht {shlex.join(args)}", flush=True)
+        done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.stderr.write(done.stdout + done.stderr)
+            raise SystemExit(f"demo step failed (exit {done.returncode}): tht {shlex.join(args)}")
+        if show and not json_out:
+            print(done.stdout.rstrip("\n"), flush=True)
+        if done.stderr.strip() and show:
+            print(done.stderr.rstrip("\n"), file=sys.stderr, flush=True)
+        return json.loads(done.stdout) if json_out else done.stdout
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.tht("session", "status", show=False, json_out=True)
+        return result
+
+    def timeline(self) -> None:
+        self.tht("session", "status")
+
+    def seq_of(self, kind: str, subject: str) -> int:
+        for decision in self.status()["effective_decisions"]:
+            if decision["type"] == kind and decision["subject"] == subject:
+                return int(decision["seq"])
+        raise SystemExit(f"no effective {kind} for {subject!r}")
+
+    def propose(self, stage: str, name: str) -> int | None:
+        path = self.proposals / name
+        text = path.read_text(encoding="utf-8")
+        placeholders = set(re.findall(r'"\$\{(\w+):([^}]+)\}"', text))
+        if placeholders:
+            for kind, subject in placeholders:
+                text = text.replace(f'"${{{kind}:{subject}}}"', str(self.seq_of(kind, subject)))
+            path = self.workspace / ".tht" / f"rendered-{name}"
+            path.write_text(text, encoding="utf-8")
+        print(f"\n$ tht propose {stage} --file golden/demo/{name}", flush=True)
+        result = self.tht("propose", stage, "--file", str(path), show=False, json_out=True)
+        review = result.get("review")
+        print(f"{stage}: {result['state']}" + (f" (review {review})" if review else ""), flush=True)
+        return int(review) if review is not None else None
+
+    def answer(self, seq: int | None, *how: str) -> None:
+        assert seq is not None
+        self.tht("review", "answer", str(seq), *how, "--as", REVIEWER)
+
+    def run(self) -> None:
+        print("tht demo: one analytics session, question to finalization (no server, no model)")
+        self.tht("workspace", "init", str(self.workspace), "--name", "demo-hospital")
+        created = self.tht("session", "new", QUESTION, show=False, json_out=True)
+        session = created["session"]
+        print(
+            f"\n$ tht session new {shlex.quote(QUESTION)}\nsession {session} admitted", flush=True
+        )
+        self.env["THT_SESSION"] = session
+        self.timeline()
+
+        print("\n# F1 disambiguation: the agent proposes, the reviewer decides")
+        self.answer(self.propose("disambiguation", "01-f1-ablazione.json"), "--choose", "flag")
+        self.answer(
+            self.propose("disambiguation", "02-f1-period.json"), "--choose", "year,hospital"
+        )
+        self.answer(self.propose("disambiguation", "03-f1-confirm.json"), "--approve")
+
+        print("\n# F2 memory recall: no workspace memory yet, the reviewer skips it")
+        self.tht(
+            "stage",
+            "skip",
+            "memory_recall",
+            "--reason",
+            "no workspace memory yet",
+            "--as",
+            REVIEWER,
+        )
+
+        print("\n# F3 rewriting: question.md with its assumptions")
+        self.answer(self.propose("rewriting", "04-f3-rewrite.json"), "--choose", "accept")
+        self.answer(self.propose("rewriting", "05-f3-confirm.json"), "--approve")
+        self.tht("artifact", "show", "question.md")
+
+        print("\n# F4 schema linking, then one decision is retracted")
+        self.answer(
+            self.propose("schema_linking", "06-f4-linking.json"),
+            "--choose",
+            "tables,ev-ablation-flag,ev-procedure-year",
+        )
+        retracted = self.seq_of("evidence_accepted", "evidence:procedure-year")
+        self.tht(
+            "decision",
+            "retract",
+            str(retracted),
+            "--reason",
+            "that evidence is about booking dates; the question is about procedure dates",
+            "--as",
+            REVIEWER,
+        )
+        self.answer(self.propose("schema_linking", "07-f4-confirm.json"), "--approve")
+        self.timeline()
+
+        print("\n# F5 CTE and F6 SQL")
+        self.answer(self.propose("cte", "08-f5-cte.json"), "--choose", "approve")
+        self.answer(self.propose("cte", "09-f5-confirm.json"), "--approve")
+        self.answer(self.propose("sql", "10-f6-sql.json"), "--choose", "approve")
+        before_reopen = self.status()["last_seq"]
+
+        print("\n# F6 finds a problem in F5: a revision request; the reviewer approves the reopen")
+        revision = self.propose("sql", "11-f6-revision.json")
+        self.tht("review", "show", str(revision))
+        self.answer(revision, "--approve", "--rationale", "cancelled procedures must not count")
+        self.timeline()
+
+        print("\n# F5 and F6 again")
+        self.answer(self.propose("cte", "12-f5-cte-fixed.json"), "--choose", "approve")
+        self.answer(self.propose("cte", "09-f5-confirm.json"), "--approve")
+        self.answer(self.propose("sql", "13-f6-sql-fixed.json"), "--choose", "approve")
+        self.answer(self.propose("sql", "17-f6-confirm.json"), "--approve")
+
+        print("\n# F7 verification is automatic; F8 datamart is skipped")
+        self.propose("verification", "14-f7-verify.json")
+        self.tht(
+            "stage",
+            "skip",
+            "datamart",
+            "--reason",
+            "a one-off question: no datamart",
+            "--as",
+            REVIEWER,
+        )
+
+        print("\n# before_finalize: the required memory promotion contribution")
+        self.answer(
+            self.propose("memory_promotion", "15-memory-promotion.json"),
+            "--choose",
+            "ablazione,decline",
+        )
+        self.answer(self.propose("memory_promotion", "16-memory-confirm.json"), "--approve")
+
+        print("\n# finalize: report.md, then the session is immutable")
+        self.tht("session", "finalize", "--as", REVIEWER)
+        self.timeline()
+        self.tht("artifact", "show", "report.md")
+
+        print(f"\n# time travel: the session as it was before the reopen (seq {before_reopen})")
+        self.tht("session", "status", "--at", str(before_reopen))
+
+        print("\n# the ledger's hash chain")
+        self.tht("ledger", "verify")
+        print(f"\ndemo done: workspace {self.workspace}")
+
+
+def main() -> None:
+    keep = os.environ.get("THT_DEMO_DIR")
+    if keep:
+        workspace = Path(keep)
+        if workspace.exists() and any(workspace.iterdir()):
+            raise SystemExit(f"THT_DEMO_DIR={workspace} is not empty")
+        Demo(workspace, _proposals_dir()).run()
+        return
+    with tempfile.TemporaryDirectory(prefix="tht-demo-") as tmp:
+        Demo(Path(tmp) / "workspace", _proposals_dir()).run()
+
+
+if __name__ == "__main__":
+    main()

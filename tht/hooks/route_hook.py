@@ -1,0 +1,261 @@
+"""``tht-route-hook``: the ``UserPromptSubmit`` hook of Claude Code and Codex (spec 000 §2, §6).
+
+Protocol: the host writes one JSON object on stdin (``session_id``, ``transcript_path``, ``cwd``,
+``permission_mode``, ``hook_event_name``, ``prompt``; Codex adds ``turn_id`` and ``model``). We
+answer on stdout with
+
+    {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "…"}}
+
+or with nothing, and we **always exit 0**: exit 2 would erase the user's prompt, any other code
+shows an error. Whatever happens (no catalog, a corrupt one, bad input, a bug), the user's prompt
+goes through untouched.
+
+Catalog: ``--catalog FILE``, else ``$THT_ROUTING_CATALOG``, else ``routing.catalog`` in the user
+config. One ``RoutingEvaluator`` event per prompt is appended, best effort, to
+``tht.paths.hook_log_file()``.
+
+Hot path: standard library, ``tht.paths`` and the pure router only (no typer, pydantic, rich or
+HTTP client). The optional evaluator is imported only when the user config enables it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["main"]
+
+MAX_STDIN_BYTES = 2_000_000
+MAX_PROMPT_CHARS = 20_000
+MAX_CONTEXT_ENTRIES = 256
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: never raises, always exits 0."""
+    try:
+        out = _run(list(sys.argv[1:] if argv is None else argv))
+        if out:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+    except BaseException:
+        pass
+    if _hard_exit():
+        os._exit(0)
+    sys.exit(0)
+
+
+def _hard_exit() -> bool:
+    """``os._exit`` skips interpreter teardown (faster); tests that call ``main`` in-process
+    set ``THT_HOOK_SOFT_EXIT``."""
+    try:
+        sys.stdout.flush()
+    except Exception:
+        return False
+    return not os.environ.get("THT_HOOK_SOFT_EXIT")
+
+
+def _option(args: list[str], name: str) -> str | None:
+    for index, arg in enumerate(args):
+        if arg == name and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1 :]
+    return None
+
+
+def _read_payload() -> dict[str, Any] | None:
+    raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    if not raw or len(raw) > MAX_STDIN_BYTES:
+        return None
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _context_extensions(cwd: Any) -> list[str]:
+    """File extensions at the top of the working folder (the "context" signal; bounded)."""
+    if not isinstance(cwd, str) or not cwd or len(cwd) > 4096:
+        return []
+    found: set[str] = set()
+    try:
+        with os.scandir(cwd) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_CONTEXT_ENTRIES:
+                    break
+                name = entry.name
+                dot = name.rfind(".")
+                if 0 < dot < len(name) - 1 and len(name) - dot <= 6:
+                    found.add(name[dot + 1 :].lower())
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def _run(args: list[str]) -> str:
+    payload = _read_payload()
+    if payload is None:
+        return ""
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        return ""
+    prompt = prompt[:MAX_PROMPT_CHARS]
+
+    from tht import paths
+
+    section: dict[str, Any] = {}
+    catalog = _option(args, "--catalog") or os.environ.get("THT_ROUTING_CATALOG")
+    config_file = str(paths.user_config_file())
+    if os.path.exists(config_file):
+        from tht.hooks.route_config import load_routing_section
+
+        section = load_routing_section(config_file, str(paths.user_data_dir()))
+    if not catalog and isinstance(section.get("catalog"), str):
+        catalog = os.path.expanduser(section["catalog"])
+    telemetry = section.get("telemetry")
+    log_enabled = not (isinstance(telemetry, dict) and telemetry.get("enabled") is False)
+
+    from modules.routing.gate import GATE_CONFIG
+    from modules.routing.pack import CatalogError, open_pack
+
+    gate_config, evaluate, environment, forced_status = _evaluator(section, GATE_CONFIG)
+    ts, request_id = _stamp()
+    out = ""
+    event: dict[str, Any]
+    try:
+        if not catalog:
+            raise CatalogError("no catalog configured")
+        pack = open_pack(catalog)
+        if evaluate is not None:
+            evaluate.catalog_fingerprint = pack.fingerprint
+        from modules.routing.pipeline import run_routing
+
+        outcome = run_routing(
+            prompt,
+            pack,
+            context_extensions=_context_extensions(payload.get("cwd")),
+            gate_config=gate_config,
+            evaluate=evaluate,
+            environment=environment,
+            ts=ts,
+            request_id=request_id,
+        )
+        event = outcome.event
+        if forced_status and event.get("evaluator_status") != "disabled":
+            event["evaluator_status"] = forced_status
+        if outcome.context:
+            out = json.dumps(
+                {
+                    "hookSpecificOutput": {
+                        "hookEventName": "UserPromptSubmit",
+                        "additionalContext": outcome.context,
+                    }
+                },
+                ensure_ascii=False,
+            )
+    except Exception as err:  # no catalog, corrupt catalog, a bug: no hint, one event
+        from modules.routing.telemetry import build_event
+
+        reason = "catalog-unavailable" if isinstance(err, CatalogError) else "internal-error"
+        event = build_event(
+            ts=ts,
+            request_id=request_id,
+            verdict=None,
+            resolution=None,
+            config=gate_config,
+            candidate_count=0,
+            catalog_ok=False,
+            fallback_reason=reason,
+        )
+        out = ""
+    if log_enabled:
+        _append_log(event, str(paths.hook_log_file()))
+    return out
+
+
+def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """Gate configuration and, only when the evaluator is enabled, the evaluator plug.
+
+    Enabled means ``routing.evaluator.enabled: true`` in the user config or
+    ``MCP_ROUTING_EVALUATOR_ENABLED=true``; ``MCP_ROUTING_EVALUATOR_ENABLED=false`` turns it off
+    whatever the file says (the single rollback flag, spec 000 §17.4). Nothing of the evaluator is
+    imported otherwise. The plug (``modules.routing.evaluator.hook_evaluator``) is cheap to build:
+    it validates and imports only when the gate sends it a prompt.
+    """
+    settings = section.get("evaluator")
+    settings = settings if isinstance(settings, dict) else {}
+    flag = os.environ.get("MCP_ROUTING_EVALUATOR_ENABLED", "").strip().lower()
+    if flag in ("0", "false", "no", "off") or (
+        settings.get("enabled") is not True and flag not in ("1", "true", "yes", "on")
+    ):
+        return defaults, None, None, None
+    gate = dict(defaults)
+    try:
+        from modules.routing.evaluator import hook_evaluator
+        from tht import paths
+
+        evaluate, environment = hook_evaluator(
+            settings,
+            os.environ,
+            state_dir=str(paths.user_data_dir() / "cache"),
+            on_call=_abort_on_termination,  # installed only when a provider call is made
+        )
+        gate.update(evaluate.gate_overrides)
+    except Exception:  # misconfigured beyond repair: deterministic only
+        gate["enabled"] = False
+        return gate, None, None, "config-invalid"
+    return gate, evaluate, environment, None
+
+
+def _abort_on_termination() -> Any:
+    """An AbortSignal fired by SIGTERM/SIGINT: a host that gives up on the hook mid-call gets the
+    deterministic answer at once instead of nothing (spec 000 §19.1 "external abort")."""
+    import contextlib
+    import signal
+
+    from kernel.llm.abort import AbortSignal
+
+    abort = AbortSignal()
+
+    def handler(signum: int, frame: Any) -> None:
+        abort.abort()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread, or unsupported
+            signal.signal(sig, handler)
+    return abort
+
+
+def _stamp() -> tuple[str, str]:
+    import time
+
+    now = time.time()
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+    return ts, "routing-" + os.urandom(4).hex()
+
+
+def _append_log(event: dict[str, Any], path: str) -> None:
+    """Best effort: one line, one ``write`` with O_APPEND; any failure is ignored."""
+    try:
+        from modules.routing.telemetry import sanitize_event
+
+        line = json.dumps(sanitize_event(event), ensure_ascii=False, separators=(",", ":"))
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except Exception:
+        pass
+
+
+if __name__ == "__main__":
+    main()
