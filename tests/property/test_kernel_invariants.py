@@ -47,8 +47,18 @@ from kernel.errors import IntegrityError, InternalError, ThtError
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import line_hash
 from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
-from kernel.workflow import WorkflowSpec, load_workflow
+from kernel.workflow import WorkflowSpec
 from kernel.workflow_kernel import Applied, WorkflowKernel
+from tests.property.invariants import (
+    INDEX,
+    STEP_IDS,
+    WORKFLOW,
+    check_completion_order,
+    check_completion_policy,
+    check_decisions,
+    check_stage_views,
+    snapshot,
+)
 from tests.property.strategies import (
     PAYLOADS,
     agent_actors,
@@ -59,12 +69,9 @@ from tests.property.strategies import (
 )
 from tests.support.kernel_env import make_kernel
 
-WORKFLOW = load_workflow()
 # The compiled workflow is shared by every example's kernel (parsing YAML is the slow part).
 _WORKFLOW_CACHE = Path(tempfile.mkdtemp(prefix="tht-prop-workflow-"))
 atexit.register(shutil.rmtree, _WORKFLOW_CACHE, True)
-STEP_IDS = list(WORKFLOW.ids)
-INDEX = {step_id: i for i, step_id in enumerate(STEP_IDS)}
 
 
 def test_payload_strategies_cover_every_domain_event_type() -> None:
@@ -84,22 +91,6 @@ class Tracked:
     torn: bytes | None = None
     finalized_at: int | None = None
     last: SessionState | None = None
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file of a session folder that an operation could change."""
-    return {
-        str(p.relative_to(folder)): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
-    }
-
-
-def _done(state: SessionState, i: int) -> bool:
-    view = state.stages[i]
-    return view.activity in ("completed", "skipped") or (
-        view.activity == "failed" and WORKFLOW.steps[i].policy == "best_effort"
-    )
 
 
 class KernelMachine(RuleBasedStateMachine):
@@ -146,13 +137,13 @@ class KernelMachine(RuleBasedStateMachine):
         """Run one kernel operation; a rejection must leave the session's files untouched."""
         tracked = self.t
         folder = self._folder(tracked.session)
-        before = _snapshot(folder)
+        before = snapshot(folder)
         previous = self._state()
         try:
             applied = operation()
         except ThtError as err:
             assert not isinstance(err, (InternalError, IntegrityError)), err
-            assert _snapshot(folder) == before, f"rejected {name} changed the session's files"
+            assert snapshot(folder) == before, f"rejected {name} changed the session's files"
             note(f"{name} rejected: {type(err).__name__}: {err.message}")
             return None
         assert previous.lifecycle != "finalized", f"a finalized session accepted {name}"
@@ -348,16 +339,16 @@ class KernelMachine(RuleBasedStateMachine):
     def derive(self) -> None:
         source = self.t
         folder = self._folder(source.session)
-        before = _snapshot(folder)
+        before = snapshot(folder)
         try:
             derived = self.kernel.derive(source.session, actor="human:ana", reason="correct it")
         except ThtError as err:
             assert not isinstance(err, (InternalError, IntegrityError)), err
             assert source.last is not None and source.last.lifecycle != "finalized"
-            assert _snapshot(folder) == before
+            assert snapshot(folder) == before
             return
         assert source.last is not None and source.last.lifecycle == "finalized"
-        assert _snapshot(folder) == before, "deriving changed the finalized session"
+        assert snapshot(folder) == before, "deriving changed the finalized session"
         assert derived.state.derived_from == source.session
         tracked = Tracked(session=derived.session, prefix=empty_state(WORKFLOW))
         self.sessions.append(tracked)
@@ -369,7 +360,7 @@ class KernelMachine(RuleBasedStateMachine):
         """Every operation on a finalized session is refused and changes nothing."""
         tracked = data.draw(st.sampled_from([t for t in self.sessions if t.finalized_at]))
         folder = self._folder(tracked.session)
-        before = _snapshot(folder)
+        before = snapshot(folder)
         session = tracked.session
         operations: list[Callable[[], object]] = [
             lambda: self.kernel.pause(session, actor="human:ana"),
@@ -393,7 +384,7 @@ class KernelMachine(RuleBasedStateMachine):
             assert not isinstance(err, (InternalError, IntegrityError)), err
         else:
             raise AssertionError("a finalized session accepted an operation")
-        assert _snapshot(folder) == before
+        assert snapshot(folder) == before
 
     @rule()
     def new_kernel(self) -> None:
@@ -454,8 +445,8 @@ class KernelMachine(RuleBasedStateMachine):
         # event by event, checking completion order on the state each event follows
         assert tracked.prefix is not None
         for event in events[tracked.checked :]:
-            _check_completion_order(tracked.prefix, event)
-            _check_completion_policy(events, event)
+            check_completion_order(tracked.prefix, event)
+            check_completion_policy(events, event)
             tracked.prefix = fold_from(workflow, tracked.prefix, [event])
         tracked.checked = len(events)
         full = fold(workflow, events)
@@ -475,78 +466,12 @@ class KernelMachine(RuleBasedStateMachine):
         for n in {0, len(events) // 3, len(events)}:
             at = kernel.load(tracked.session, at=n).state
             assert at == (fold(workflow, events[:n]) if n else empty_state(workflow)), n
-        _check_decisions(events, full)
-        _check_stage_views(full)
+        check_decisions(events, full)
+        check_stage_views(full)
         if tracked.finalized_at is not None:
             assert len(events) == tracked.finalized_at, "a finalized session changed"
         elif full.lifecycle == "finalized":
             tracked.finalized_at = len(events)
-
-
-def _check_completion_policy(events: list[ev.Event], event: ev.Event) -> None:
-    """A ``review_required`` step completes only when a human approves a confirm review of it
-    (workflow.yaml ``completion``): the event before is that approval, caused by the request."""
-    if not isinstance(event, ev.StageCompleted) or event.stage not in INDEX:
-        return
-    step = WORKFLOW.step(event.stage)
-    if step.completion != "review_required":
-        return
-    assert event.payload.via == "review", f"seq {event.seq} closes {step.id} without a review"
-    answer = events[event.seq - 2]
-    assert isinstance(answer, ev.ReviewAnswered) and answer.payload.approved is True
-    assert answer.actor.startswith("human:") and answer.causation == event.causation
-    request = events[answer.causation - 1] if answer.causation else None
-    assert isinstance(request, ev.ReviewRequested), f"seq {event.seq}: not caused by a review"
-    assert request.payload.kind == "confirm" and request.stage == step.id
-
-
-def _check_completion_order(before: SessionState, event: ev.Event) -> None:
-    """A step completes or is skipped only when every earlier step is completed or skipped."""
-    if isinstance(event, ev.StageCompleted | ev.StageSkipped) and event.stage in INDEX:
-        i = INDEX[event.stage]
-    elif isinstance(event, ev.SessionFinalized):
-        i = len(STEP_IDS) - 1
-    else:
-        return
-    pending = [STEP_IDS[j] for j in range(i) if not _done(before, j)]
-    assert not pending, f"seq {event.seq} closes {STEP_IDS[i]} before {pending}"
-
-
-def _check_stage_views(state: SessionState) -> None:
-    for i, view in enumerate(state.stages):
-        if view.state in ("completed", "skipped"):
-            pending = [STEP_IDS[j] for j in range(i) if not _done(state, j)]
-            assert not pending, f"{view.id} is {view.state} while {pending} are not done"
-    if state.current_stage is not None:
-        current = INDEX[state.current_stage]
-        assert all(_done(state, j) for j in range(current))
-        assert not _done(state, current)
-
-
-def _check_decisions(events: list[ev.Event], state: SessionState) -> None:
-    """Retracted and stale decisions are never effective; every other decision is."""
-    decisions: dict[int, ev.Event] = {}
-    retracted: set[int] = set()
-    stale: set[int] = set()
-    for event in events:
-        kind = ev.info_of(event).type
-        if kind in ev.DECISION_TYPES:
-            decisions[event.seq] = event
-        elif isinstance(event, ev.DecisionRetracted) and event.retracts is not None:
-            if event.retracts in decisions and event.retracts not in stale:
-                retracted.add(event.retracts)
-        elif isinstance(event, ev.StageReopened) and event.stage in INDEX:
-            start = INDEX[event.stage]
-            stale.update(
-                seq
-                for seq, d in decisions.items()
-                if INDEX.get(d.stage or "", -1) >= start and seq not in retracted
-            )
-    effective = {d.seq for d in state.effective_decisions()}
-    assert not effective & retracted, f"retracted decisions are effective: {effective & retracted}"
-    assert not effective & stale, f"stale decisions are effective: {effective & stale}"
-    assert effective == set(decisions) - retracted - stale
-    assert {d.seq for d in state.decisions} == set(decisions)
 
 
 # One example is a whole session history (up to 50 operations, each checked): half the profile's
