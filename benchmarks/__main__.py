@@ -10,6 +10,7 @@ import importlib
 import sys
 
 BENCHMARKS: dict[str, str] = {
+    "kernel": "benchmarks.bench_kernel",
     "analytics": "benchmarks.bench_analytics",
     "route_hook": "benchmarks.bench_route_hook",
     "evaluator": "benchmarks.bench_evaluator",

@@ -13,8 +13,6 @@ Schema evolution follows msgspec's rules: a new field gets a default, a field ne
 and a breaking change is a new version ``v`` of the type.
 """
 
-from __future__ import annotations
-
 import builtins
 from typing import Any, Literal
 
@@ -42,11 +40,11 @@ __all__ = [
 ]
 
 
-class Payload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Payload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Base of every payload: strict (unknown fields are an error)."""
 
 
-class Event(msgspec.Struct, frozen=True, tag_field="type"):
+class Event(msgspec.Struct, frozen=True, tag_field="type", gc=False):
     """The envelope; ``payload`` is declared by each subclass, so it encodes last.
 
     No field has a default: every line carries the whole envelope, and events are only ever
@@ -434,7 +432,7 @@ def _info(
 ) -> EventTypeInfo:
     tag = cls.__struct_config__.tag
     assert isinstance(tag, str)
-    (resolved,) = (f.type for f in msgspec.structs.fields(cls) if f.name == "payload")
+    resolved = cls.__annotations__["payload"]  # a class: this module defers no annotation
     assert isinstance(resolved, type) and issubclass(resolved, Payload)
     return EventTypeInfo(
         type=tag,

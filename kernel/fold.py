@@ -14,8 +14,6 @@ failed``. ``blocked`` is not a stage state: it is the session-level projection "
 or contribution failed".
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable
 from typing import Literal
 
@@ -201,6 +199,11 @@ class _Builder:
         self.reviews: dict[int, OpenReview] = {}
         self.decisions: dict[int, _Decision] = {}
         self.artifacts: list[_Artifact] = []
+        # Indexes that keep every handler proportional to what it changes (not to the history):
+        # effective decisions and not-yet-stale artifacts per step, the effective artifact by name.
+        self.live_decisions: list[dict[int, _Decision]] = [{} for _ in range(n)]
+        self.live_artifacts: list[list[_Artifact]] = [[] for _ in range(n)]
+        self.current_artifact: dict[str, _Artifact] = {}
         self.receipts: list[int] = []
         self.warnings: list[Warning] = []
         self.last_seq = 0
@@ -363,12 +366,14 @@ class _Builder:
             self.invocation[j] = None
             self.reason[j] = None
             self.failure_code[j] = None
-        for decision in self.decisions.values():
-            if decision.index >= i and decision.status == "effective":
+            for decision in self.live_decisions[j].values():
                 decision.status = "stale"
-        for artifact in self.artifacts:
-            if artifact.index >= i and artifact.record.status != "stale":
+            self.live_decisions[j].clear()
+            for artifact in self.live_artifacts[j]:
+                if self.current_artifact.get(artifact.record.name) is artifact:
+                    del self.current_artifact[artifact.record.name]
                 artifact.record = msgspec.structs.replace(artifact.record, status="stale")
+            self.live_artifacts[j].clear()
         for seq in [s for s, r in self.reviews.items() if self.index.get(r.stage, -1) >= i]:
             del self.reviews[seq]
 
@@ -378,13 +383,15 @@ class _Builder:
         decision = self.decisions.get(event.retracts)
         if decision is not None and decision.status == "effective":
             decision.status = "retracted"
+            if decision.index >= 0:
+                self.live_decisions[decision.index].pop(event.retracts, None)
 
     def _artifact_written(self, event: ev.Event) -> None:
         assert isinstance(event, ev.ArtifactWritten)
         payload = event.payload
-        for artifact in self.artifacts:
-            if artifact.record.name == payload.name and artifact.record.status == "effective":
-                artifact.record = msgspec.structs.replace(artifact.record, status="superseded")
+        previous = self.current_artifact.get(payload.name)
+        if previous is not None:  # at most one effective version per name
+            previous.record = msgspec.structs.replace(previous.record, status="superseded")
         record = ArtifactRecord(
             name=payload.name,
             stage=event.stage,
@@ -393,7 +400,11 @@ class _Builder:
             size=payload.size,
             status="effective",
         )
-        self.artifacts.append(_Artifact(record, self._idx(event.stage)))
+        artifact = _Artifact(record, self._idx(event.stage))
+        self.artifacts.append(artifact)
+        self.current_artifact[payload.name] = artifact
+        if artifact.index >= 0:
+            self.live_artifacts[artifact.index].append(artifact)
 
     def _session_paused(self, event: ev.Event) -> None:
         self.lifecycle = "paused"
@@ -415,7 +426,10 @@ class _Builder:
     def _decision(self, event: ev.Event) -> None:
         i = self._idx(event.stage)
         self._touch(i)
-        self.decisions[event.seq] = _Decision(event, i, "effective")
+        decision = _Decision(event, i, "effective")
+        self.decisions[event.seq] = decision
+        if i >= 0:
+            self.live_decisions[i][event.seq] = decision
 
     def _receipt(self, event: ev.Event) -> None:
         self.receipts.append(event.seq)
@@ -516,7 +530,15 @@ class _Builder:
         self.decisions = {
             d.seq: _Decision(d.event, self._idx(d.stage), d.status) for d in state.decisions
         }
+        for seq, decision in self.decisions.items():
+            if decision.status == "effective" and decision.index >= 0:
+                self.live_decisions[decision.index][seq] = decision
         self.artifacts = [_Artifact(a, self._idx(a.stage)) for a in state.artifacts]
+        for artifact in self.artifacts:
+            if artifact.record.status == "effective":
+                self.current_artifact[artifact.record.name] = artifact
+            if artifact.record.status != "stale" and artifact.index >= 0:
+                self.live_artifacts[artifact.index].append(artifact)
         self.receipts = list(state.receipts)
         self.warnings = list(state.warnings)
         self.last_seq = state.last_seq

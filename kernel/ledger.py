@@ -11,8 +11,11 @@
   Readers report it; ``repair`` (and the next append, under the lock) moves its bytes to a
   quarantine file beside the ledger.
 - ``ledger.head`` beside the ledger anchors the last acknowledged ``(seq, head)`` so that editing
-  or deleting the final lines is detected too. It is replaced atomically after each append but not
-  fsynced: after a crash it may lag behind the ledger, never run ahead of it.
+  or deleting the final lines is detected too. It is rewritten in place after each append (one
+  fixed-size JSON record, padded with spaces: a single ``pwrite`` within one page, so no rename
+  and no metadata churn on the append path) and not fsynced: after a crash it may lag behind the
+  ledger, never run ahead of it. ``verify`` reads it before and after the ledger and retries
+  when a concurrent append moved it.
 """
 
 from __future__ import annotations
@@ -55,7 +58,10 @@ __all__ = [
 ]
 
 _GENESIS_PREFIX = b"tht-ledger-genesis:"
+_FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one page
 _CHUNK = 65536
+_ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
+_VERIFY_ATTEMPTS = 5
 
 
 def genesis_hash(session_id: str) -> str:
@@ -215,8 +221,11 @@ class Ledger:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Exclusive lock for writers (a separate lock file, so readers never block)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the session folder is new
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -234,10 +243,10 @@ class Ledger:
                 raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
             return AppendResult(events=[], head=tail.head)
         with self.locked():
-            created = not self.path.exists()
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             try:
                 tail = _tail_of_fd(fd, self.session_id)
+                created = tail.size == 0 and tail.torn is None  # new (or empty): fsync its folder
                 if tail.last_seq != expected_last_seq:
                     raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
                 quarantined = None
@@ -268,9 +277,17 @@ class Ledger:
         return AppendResult(events=events, head=prev, quarantined=quarantined)
 
     def _write_anchor(self, seq: int, head: str) -> None:
-        tmp = self.head_path.with_name(self.head_path.name + ".tmp")
-        tmp.write_bytes(json.dumps({"seq": seq, "head": head}).encode() + b"\n")
-        os.replace(tmp, self.head_path)
+        """Rewrite the anchor in place (callers hold the lock). A rename per append made ext4
+        flush the new file's data on every append (``auto_da_alloc``): slower than the fsync."""
+        record = b'{"seq": %d, "head": "%s"}' % (seq, head.encode("ascii"))
+        data = record.ljust(_ANCHOR_SIZE - 1) + b"\n"
+        fd = os.open(self.head_path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, data, 0)
+            if os.fstat(fd).st_size > len(data):  # an older, longer anchor file
+                os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     def read_anchor(self) -> tuple[int, str] | None:
         try:
@@ -296,7 +313,13 @@ class Ledger:
 
     def verify(self) -> VerifyReport:
         """Schema validity, gapless seq, hash chain, head anchor and torn tail of every line."""
-        data = self.read_bytes()
+        # The anchor never runs ahead of the ledger: read it before the lines, and again after
+        # them to be sure no append (which rewrites it) ran in between.
+        for _ in range(_VERIFY_ATTEMPTS):
+            anchor = self.read_anchor()
+            data = self.read_bytes()
+            if self.read_anchor() == anchor:
+                break
         problems: list[Problem] = []
         end = data.rfind(b"\n") + 1
         prev = genesis_hash(self.session_id)
@@ -339,7 +362,6 @@ class Ledger:
                     repairable=True,
                 )
             )
-        anchor = self.read_anchor()
         if anchor is not None:
             problems.extend(self._check_anchor(anchor, data[:end], count))
         return VerifyReport(ok=not problems, events=count, head=prev, problems=problems)
@@ -355,7 +377,8 @@ class Ledger:
                 Problem(
                     "head_anchor",
                     f"ledger ends at seq {count} but seq {seq} was acknowledged (lines removed)",
-                    seq=seq,
+                    count + 1,  # the first missing line
+                    seq,
                 )
             ]
         lines = complete.split(b"\n")
@@ -415,10 +438,12 @@ def _tail_of_fd(fd: int, session_id: str) -> LedgerTail:
     pos = size
     end = -1
     buffer = b""
+    chunk = _FIRST_CHUNK
     while pos > 0 and end < 0:
-        start = max(0, pos - _CHUNK)
+        start = max(0, pos - chunk)
         buffer = os.pread(fd, pos - start, start) + buffer
         pos = start
+        chunk = min(chunk * 4, _CHUNK)
         idx = buffer.rfind(b"\n")
         if idx >= 0:
             end = pos + idx + 1
@@ -430,10 +455,11 @@ def _tail_of_fd(fd: int, session_id: str) -> LedgerTail:
     rel_end = line_end - pos
     idx = buffer.rfind(b"\n", 0, rel_end)
     while idx < 0 and pos > 0:
-        start = max(0, pos - _CHUNK)
+        start = max(0, pos - chunk)
         buffer = os.pread(fd, pos - start, start) + buffer
         rel_end += pos - start
         pos = start
+        chunk = min(chunk * 4, _CHUNK)
         idx = buffer.rfind(b"\n", 0, rel_end)
     line_start = pos + idx + 1
     line = buffer[line_start - pos : rel_end]

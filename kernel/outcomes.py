@@ -155,6 +155,10 @@ def plan_outcome(
 ) -> list[ev.EventDraft]:
     """Validate ``outcome`` for ``stage`` and return the drafts to append (pure)."""
     step, view = _require_open_step(workflow, state, stage)
+    if step.kind == "preflight" and actor != f"module:{step.owner}":
+        # Question Admission is the owner module's decision: nobody else can admit a question it
+        # refused (or refuse one it admitted) by proposing an outcome for the preflight.
+        raise PolicyError(f"{stage} is decided by module:{step.owner} only, not by {actor}")
     expected_invocation = invocation_id(step, view)
     if outcome.invocation is not None and outcome.invocation != expected_invocation:
         raise PolicyError(
@@ -168,6 +172,11 @@ def plan_outcome(
         raise PolicyError(
             f"stage {stage} is review_required: decisions must be chosen by a human "
             "(propose a select, decide or confirm review)"
+        )
+    if outcome.status == "completed" and step.completion != "automatic":
+        raise PolicyError(
+            f"stage {stage} is review_required: it completes only when a human approves "
+            "a confirm review (propose a confirm)"
         )
     names = set()
     for change in outcome.artifacts:

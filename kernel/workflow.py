@@ -10,8 +10,6 @@ contributions of each extension point (inserted after the stage they follow) and
 order is explicit; the workflow is not a general DAG.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from pathlib import Path

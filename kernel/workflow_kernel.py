@@ -9,8 +9,6 @@ nothing: planning raises before anything is written, and a lost race raises ``Co
 from the append.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +163,13 @@ class WorkflowKernel:
             head=tail.head,
             state=state,
         )
-        self.store.write_cache(session, _CACHE_ENC.encode(cache))
+        try:
+            data = _CACHE_ENC.encode(cache)
+        except OverflowError:
+            # A payload integer beyond 64 bits: the JSON ledger holds it, msgpack cannot. The
+            # cache is an optimisation only; without it the next load folds the whole ledger.
+            return
+        self.store.write_cache(session, data)
 
     # ------------------------------------------------------------------ committing
 

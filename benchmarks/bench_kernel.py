@@ -1,0 +1,444 @@
+"""Kernel benchmarks (``make bench`` / ``python -m benchmarks kernel``), each a ratio against a
+baseline measured in the same run, on the same machine and filesystem:
+
+1. **fold**: read + decode + fold of a 100,000-event ledger vs read + decode (msgspec typed
+   ``kernel.events.decode_lines``) of the same file. Target ≤ 2.0×.
+2. **append**: durable single-event appends (``Ledger.append``: lock, expected-seq check, one
+   ``write``, ``fsync``, head anchor) vs a raw ``write`` + ``fsync`` loop in the same folder, in
+   alternating blocks. Target rate ≥ 0.8×.
+3. **status**: wall time of ``tht session status --json`` on a 10,000-event session with a warm
+   status cache vs ``tht --version``. Target ≤ 1.5×. A cold run (no status cache) is reported.
+
+The synthetic ledgers are real sessions: admission, then review cycles on the current stage —
+select reviews with options, answers choosing them (decisions), receipts, retractions, confirm
+approvals closing stages, artifacts, pause/resume and an occasional reopen that makes later
+decisions stale — with every event valid for the fold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from kernel import events as ev
+from kernel.clock import FixedClock
+from kernel.fold import fold
+from kernel.ledger import Ledger
+from kernel.workflow import WorkflowSpec, default_workflow_path, load_workflow
+
+FOLD_EVENTS = 100_000
+STATUS_EVENTS = 10_000
+APPEND_BLOCK = 25
+APPEND_PAIRS = 24
+STATUS_RUNS = 15
+_Q = "How many K-12 schools in Alameda county had an eligible free meal rate above 50%?"
+
+
+# --------------------------------------------------------------------------- synthetic sessions
+
+
+def _drafts(workflow: WorkflowSpec, session: str, count: int) -> Iterator[ev.EventDraft]:
+    """A plausible, fold-valid event stream of exactly ``count`` events."""
+    stages = [s for s in workflow.steps if s.kind in ("stage", "contribution")]
+    emitted = 0
+    seq = 0
+    decisions: list[int] = []
+
+    def out(draft: ev.EventDraft) -> ev.EventDraft:
+        nonlocal emitted, seq
+        emitted += 1
+        seq += 1
+        return draft
+
+    wf = ev.WorkflowRef(name=workflow.name, version=workflow.version, sha256=workflow.sha256)
+    yield out(
+        ev.EventDraft(
+            type="session_created",
+            actor="agent",
+            subject=session,
+            payload=ev.SessionCreatedPayload(question=_Q, workflow=wf),
+        )
+    )
+    admission = {"stage": "admission", "invocation": "admission#1"}
+    yield out(ev.EventDraft(type="stage_started", actor="kernel", payload=ev.Empty(), **admission))
+    yield out(
+        ev.EventDraft(
+            type="question_admitted",
+            actor="module:disambiguation",
+            payload=ev.QuestionAdmittedPayload(checks=("usable", "in_scope")),
+            **admission,
+        )
+    )
+    yield out(
+        ev.EventDraft(
+            type="stage_completed",
+            actor="kernel",
+            payload=ev.StageCompletedPayload(via="auto"),
+            **admission,
+        )
+    )
+    cycle = 0
+    position = 0
+    epoch = 1
+    while emitted < count:
+        step = stages[position % len(stages)]
+        inv = {"stage": step.id, "invocation": f"{step.id}#{epoch}"}
+        yield out(ev.EventDraft(type="stage_started", actor="kernel", payload=ev.Empty(), **inv))
+        for _ in range(3):  # three select reviews per stage visit
+            cycle += 1
+            decision_type = next((t for t in step.emits if t in _PAYLOADS), None)
+            options = tuple(
+                ev.ReviewOptionPayload(
+                    id=f"o{k}",
+                    label=f"option {k} of question {cycle}",
+                    events=(
+                        (ev.ProposedEvent(type=decision_type, subject=f"c{cycle}", payload={}),)
+                        if decision_type
+                        else ()
+                    ),
+                )
+                for k in range(3)
+            )
+            yield out(
+                ev.EventDraft(
+                    type="review_requested",
+                    actor="agent",
+                    payload=ev.ReviewRequestedPayload(
+                        kind="select", prompt=f"What does term {cycle} mean here?", options=options
+                    ),
+                    **inv,
+                )
+            )
+            review = seq
+            for r in range(2):
+                yield out(
+                    ev.EventDraft(
+                        type="evidence_consulted",
+                        actor="agent",
+                        subject=f"q{cycle}-{r}",
+                        payload=ev.EvidenceConsultedPayload(
+                            purpose="disambiguation",
+                            generation="g1",
+                            returned=(f"evidence:unit-{cycle % 97}", f"evidence:unit-{r}"),
+                        ),
+                        **inv,
+                    )
+                )
+            yield out(
+                ev.EventDraft(
+                    type="review_answered",
+                    actor="human:ana",
+                    causation=review,
+                    payload=ev.ReviewAnsweredPayload(choice=("o1",), rationale="as discussed"),
+                    **inv,
+                )
+            )
+            if decision_type:
+                yield out(
+                    ev.EventDraft(
+                        type=decision_type,
+                        actor="human:ana",
+                        causation=review,
+                        subject=f"c{cycle}",
+                        payload=_PAYLOADS[decision_type](cycle),
+                        **inv,
+                    )
+                )
+                decisions.append(seq)
+            if cycle % 7 == 0 and decisions:
+                target = decisions.pop(len(decisions) // 2)
+                yield out(
+                    ev.EventDraft(
+                        type="decision_retracted",
+                        actor="human:ana",
+                        retracts=target,
+                        payload=ev.ReasonPayload(reason="superseded"),
+                        **inv,
+                    )
+                )
+        if step.artifacts:
+            name = step.artifacts[0].replace("*", "1.sql")
+            yield out(
+                ev.EventDraft(
+                    type="artifact_written",
+                    actor="kernel",
+                    subject=name,
+                    payload=ev.ArtifactWrittenPayload(name=name, sha256="ab" * 32, size=120),
+                    **inv,
+                )
+            )
+        yield out(
+            ev.EventDraft(
+                type="review_requested",
+                actor="agent",
+                payload=ev.ReviewRequestedPayload(kind="confirm", prompt=f"Approve {step.id}?"),
+                **inv,
+            )
+        )
+        confirm = seq
+        yield out(
+            ev.EventDraft(
+                type="review_answered",
+                actor="human:ana",
+                causation=confirm,
+                payload=ev.ReviewAnsweredPayload(approved=True),
+                **inv,
+            )
+        )
+        yield out(
+            ev.EventDraft(
+                type="stage_completed",
+                actor="kernel",
+                causation=confirm,
+                payload=ev.StageCompletedPayload(via="review"),
+                **inv,
+            )
+        )
+        position += 1
+        if position % len(stages) == 0:  # went through every stage: reopen from the first
+            epoch += 1
+            yield out(
+                ev.EventDraft(
+                    type="stage_reopened",
+                    actor="human:ana",
+                    stage=stages[0].id,
+                    payload=ev.ReasonPayload(reason="start over with the new evidence"),
+                )
+            )
+        if position % 5 == 0:
+            for kind in ("session_paused", "session_resumed"):
+                yield out(
+                    ev.EventDraft(type=kind, actor="human:ana", payload=ev.OptionalReasonPayload())
+                )
+
+
+_PAYLOADS: dict[str, Callable[[int], ev.Payload]] = {
+    "concept_clarified": lambda n: ev.ConceptClarifiedPayload(
+        meaning=f"meaning {n}: the flag column of the procedures fact", target="procedures"
+    ),
+    "memory_applied": lambda n: ev.MemoryAppliedPayload(memory_id=f"memory:{n}", content="x"),
+    "question_rewritten": lambda n: ev.QuestionRewrittenPayload(
+        question=f"{_Q} (rewrite {n})", assumptions=("K-12 only",)
+    ),
+    "schema_linked": lambda n: ev.SchemaLinkedPayload(
+        tables=("schools", "frpm"), columns=("schools.cds", "frpm.rate"), evidence=("e:1",)
+    ),
+    "cte_approved": lambda n: ev.CteApprovedPayload(name=f"cte{n}", artifact="cte/1.sql"),
+    "sql_approved": lambda n: ev.SqlApprovedPayload(),
+    "result_verified": lambda n: ev.ResultVerifiedPayload(rows=n, checks=("non_empty",)),
+    "datamart_defined": lambda n: ev.DatamartDefinedPayload(name=f"dm{n}"),
+    "memory_promoted": lambda n: ev.MemoryPromotedPayload(source_seq=n, memory_id=f"m{n}"),
+}
+
+
+def write_session(ledger: Ledger, workflow: WorkflowSpec, count: int) -> None:
+    """Append ``count`` synthetic events in batches of 1,000 (one fsync each)."""
+    clock = FixedClock()
+    batch: list[ev.EventDraft] = []
+    last = 0
+    for draft in itertools.islice(_drafts(workflow, ledger.session_id, count), count):
+        batch.append(draft)
+        if len(batch) == 1000:
+            last = ledger.append(batch, expected_last_seq=last, clock=clock).events[-1].seq
+            batch = []
+    if batch:
+        ledger.append(batch, expected_last_seq=last, clock=clock)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _report(name: str, measured: str, baseline: str, ratio: float, target: str, ok: bool) -> None:
+    verdict = "ok" if ok else "MISSED"
+    sys.stdout.write(f"{name}: {measured} vs {baseline}: ratio {ratio:.2f} ({target}) {verdict}\n")
+    sys.stdout.flush()
+
+
+def bench_fold(folder: Path) -> float:
+    workflow = load_workflow()
+    ledger = Ledger(folder / "fold" / "ledger.jsonl", "01BENCHFOLD000000000000000")
+    write_session(ledger, workflow, FOLD_EVENTS)
+    path = ledger.path
+    events = ev.decode_lines(path.read_bytes())
+    assert len(events) == FOLD_EVENTS
+    state = fold(workflow, events)
+    assert state.last_seq == FOLD_EVENTS and state.session
+
+    def decode_only() -> object:
+        return ev.decode_lines(path.read_bytes())
+
+    def decode_and_fold() -> object:
+        return fold(workflow, ev.decode_lines(path.read_bytes()))
+
+    base = _best(decode_only, 5)
+    full = _best(decode_and_fold, 5)
+    ratio = full / base
+    size = path.stat().st_size / 1e6
+    _report(
+        f"fold {FOLD_EVENTS:,} events ({size:.1f} MB, {len(state.decisions):,} decisions)",
+        f"read+decode+fold {full * 1000:.0f} ms",
+        f"read+decode {base * 1000:.0f} ms",
+        ratio,
+        "target <= 2.0",
+        ratio <= 2.0,
+    )
+    return ratio
+
+
+def bench_append(folder: Path) -> float:
+    """Blocks of appends, raw and kernel alternating (fsync latency on a shared disk drifts by
+    10x within seconds): the ratio is the median of the per-pair ratios."""
+    target = folder / "append"
+    target.mkdir()
+    draft = ev.EventDraft(
+        type="evidence_consulted",
+        actor="agent",
+        stage="disambiguation",
+        subject="consulted",
+        payload=ev.EvidenceConsultedPayload(
+            purpose="schema_linking", generation="g1", returned=("evidence:a", "evidence:b")
+        ),
+    )
+    line = ev.encode_event(ev.stamp(draft, seq=1, ts="2026-01-01T00:00:00.000Z", prev="0" * 64))
+    raw_line = line + b"\n"
+    raw_fd = os.open(target / "raw.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    ledger = Ledger(target / "session" / "ledger.jsonl", "01BENCHAPPEND0000000000000")
+    clock = FixedClock()
+    ledger.append([draft], expected_last_seq=0, clock=clock)  # creates the file and folder
+    seq = 1
+
+    def raw() -> float:
+        start = time.perf_counter()
+        for _ in range(APPEND_BLOCK):
+            os.write(raw_fd, raw_line)
+            os.fsync(raw_fd)
+        return time.perf_counter() - start
+
+    def kernel() -> float:
+        nonlocal seq
+        start = time.perf_counter()
+        for _ in range(APPEND_BLOCK):
+            ledger.append([draft], expected_last_seq=seq, clock=clock)
+            seq += 1
+        return time.perf_counter() - start
+
+    ratios, raw_times, kernel_times = [], [], []
+    try:
+        for block in range(APPEND_PAIRS):
+            if block % 2:
+                k, r = kernel(), raw()
+            else:
+                r, k = raw(), kernel()
+            raw_times.append(r)
+            kernel_times.append(k)
+            ratios.append(r / k)  # kernel rate / raw rate
+    finally:
+        os.close(raw_fd)
+    ratio = statistics.median(ratios)
+    raw_rate = APPEND_BLOCK * len(raw_times) / sum(raw_times)
+    kernel_rate = APPEND_BLOCK * len(kernel_times) / sum(kernel_times)
+    overhead = statistics.median(k - r for k, r in zip(kernel_times, raw_times, strict=True))
+    _report(
+        f"durable append, single-event batches ({len(raw_line)} B lines, "
+        f"{APPEND_PAIRS} x {APPEND_BLOCK} each)",
+        f"Ledger.append {kernel_rate:,.0f}/s (+{overhead / APPEND_BLOCK * 1e6:.0f} us each)",
+        f"write+fsync {raw_rate:,.0f}/s ({1e6 / raw_rate:.0f} us each)",
+        ratio,
+        "median of paired blocks; target >= 0.8",
+        ratio >= 0.8,
+    )
+    return ratio
+
+
+def _tht_bin() -> list[str]:
+    script = Path(sys.executable).with_name("tht")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tht"]
+
+
+def _wall(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()}")
+    return elapsed
+
+
+def bench_status(folder: Path) -> float:
+    from kernel.workspace import init_workspace
+
+    workspace = folder / "ws"
+    init_workspace(workspace)
+    session = "01BENCHSTATUS0000000000000"
+    sessions = workspace / "sessions" / session
+    sessions.mkdir(parents=True)
+    raw = default_workflow_path().read_bytes()
+    (sessions / "workflow.yaml").write_bytes(raw)
+    ledger = Ledger(sessions / "ledger.jsonl", session)
+    write_session(ledger, load_workflow(), STATUS_EVENTS)
+    # An installed tht runs from compiled bytecode: let both commands write and reuse theirs
+    # (in the benchmark's folder, not the source tree), whatever the caller's environment says.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("THT_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env["THT_HOME"] = str(folder / "home")
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    tht = _tht_bin()
+    _wall([*tht, "--version"], env)  # compile once
+    status = [*tht, "session", "status", session, "--json", "--workspace", str(workspace)]
+    version = [*tht, "--version"]
+    cache = workspace / ".tht" / "cache" / "status" / f"{session}.msgpack"
+    cold = []
+    for _ in range(3):
+        cache.unlink(missing_ok=True)
+        cold.append(_wall(status, env))
+    _wall(status, env)  # warm the status cache
+    warm, base = [], []
+    for _ in range(STATUS_RUNS):  # interleaved
+        warm.append(_wall(status, env))
+        base.append(_wall(version, env))
+    warm_s, base_s, cold_s = (statistics.median(x) for x in (warm, base, cold))
+    ratio = warm_s / base_s
+    _report(
+        f"tht session status --json, {STATUS_EVENTS:,} events",
+        f"warm {warm_s * 1000:.0f} ms (cold, no status cache: {cold_s * 1000:.0f} ms, "
+        f"{cold_s / base_s:.2f}x)",
+        f"tht --version {base_s * 1000:.0f} ms",
+        ratio,
+        "target <= 1.5",
+        ratio <= 1.5,
+    )
+    return ratio
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="tht-bench-", dir=os.environ.get("THT_BENCH_DIR")))
+    try:
+        bench_fold(folder)
+        bench_append(folder)
+        bench_status(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,370 @@
+"""The ``SessionStore`` contract (ARCHITECTURE §3.1, §3.5): every backend passes this suite.
+
+Parametrized over :data:`BACKENDS`. Today only the filesystem store exists; a PostgreSQL store
+joins by adding one :class:`Backend` entry (built from a DSN in the environment, skipped when
+none is set), for example::
+
+    Backend(
+        "postgres",
+        make=lambda tmp: PostgresStore(os.environ["THT_TEST_PG_DSN"], schema=f"t_{tmp.name}"),
+        damage_object=lambda store, session, sha: store.execute(
+            "UPDATE objects SET data = 'x' WHERE session = %s AND sha256 = %s", (session, sha)
+        ),
+        marks=(pytest.mark.skipif("THT_TEST_PG_DSN" not in os.environ, reason="no PostgreSQL"),),
+    )
+
+The suite speaks only the protocol (``kernel.store.base.SessionStore`` and the ledger it hands
+out) and the kernel running on top of it; what is backend-specific — reaching behind the store
+to damage stored content — is a function of the backend entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel import events as ev
+from kernel.clock import FixedClock, SeededIds
+from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyError
+from kernel.fold import fold
+from kernel.ledger import genesis_hash, line_hash
+from kernel.outcomes import ArtifactChange, ModuleOutcome, ReviewRequest
+from kernel.store.base import SessionStore
+from kernel.store.fs import FileSystemStore
+from kernel.transitions import plan_pause
+from kernel.workflow import default_workflow_path
+from kernel.workflow_kernel import WorkflowKernel
+from tests.support.kernel_env import receipt_outcome
+
+WORKFLOW_BYTES = default_workflow_path().read_bytes()
+SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
+OTHER = "01KDVDNA01V3RS3DTR98H6BCFN"
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    make: Callable[[Path], SessionStore]
+    damage_object: Callable[[SessionStore, str, str], None]
+    marks: Sequence[Any] = field(default=())
+
+
+def _fs_damage(store: SessionStore, session: str, sha256: str) -> None:
+    assert isinstance(store, FileSystemStore)
+    (store.sessions_dir / session / "objects" / sha256[:2] / sha256).write_bytes(b"altered")
+
+
+BACKENDS = [
+    Backend(
+        "fs",
+        make=lambda tmp: FileSystemStore(tmp / "sessions", tmp / ".tht" / "cache"),
+        damage_object=_fs_damage,
+    ),
+]
+
+
+@pytest.fixture(params=[pytest.param(b, id=b.name, marks=b.marks) for b in BACKENDS])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    backend: Backend = request.param
+    return backend
+
+
+@pytest.fixture
+def store(backend: Backend, tmp_path: Path) -> SessionStore:
+    return backend.make(tmp_path)
+
+
+def _kernel(store: SessionStore, tmp_path: Path) -> WorkflowKernel:
+    return WorkflowKernel(
+        store, clock=FixedClock(), ids=SeededIds(7), workflow_cache=tmp_path / "wfcache"
+    )
+
+
+def _created(session: str = SESSION) -> ev.EventDraft:
+    return ev.EventDraft(
+        type="session_created",
+        actor="agent",
+        subject=session,
+        payload=ev.SessionCreatedPayload(
+            question="How many schools?",
+            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
+        ),
+    )
+
+
+def _receipt(subject: str) -> ev.EventDraft:
+    return ev.EventDraft(
+        type="evidence_consulted",
+        actor="agent",
+        stage="disambiguation",
+        subject=subject,
+        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation="g1"),
+    )
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def test_a_new_store_has_no_sessions(store: SessionStore) -> None:
+    assert store.session_ids() == []
+    assert not store.exists(SESSION)
+
+
+def test_created_sessions_are_listed_sorted_and_keep_their_workflow(store: SessionStore) -> None:
+    store.create_session(OTHER, b"other: workflow\n")
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    assert store.session_ids() == sorted([SESSION, OTHER])
+    assert store.exists(SESSION) and store.exists(OTHER)
+    assert store.workflow_bytes(SESSION) == WORKFLOW_BYTES
+    assert store.workflow_bytes(OTHER) == b"other: workflow\n"
+
+
+def test_creating_an_existing_session_is_a_conflict(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    with pytest.raises(ConflictError):
+        store.create_session(SESSION, b"another workflow")
+    assert store.workflow_bytes(SESSION) == WORKFLOW_BYTES
+
+
+@pytest.mark.parametrize("session", [SESSION, "../escape", "", "a/b", "x" * 200])
+def test_an_unknown_session_is_not_found(store: SessionStore, session: str) -> None:
+    assert not store.exists(session)
+    with pytest.raises(NotFoundError):
+        store.ledger(session)
+    with pytest.raises(NotFoundError):
+        store.workflow_bytes(session)
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+def test_a_new_ledger_is_empty_and_chains_from_the_genesis_hash(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    ledger = store.ledger(SESSION)
+    tail = ledger.tail()
+    assert (tail.last_seq, tail.head) == (0, genesis_hash(SESSION))
+    assert ledger.read().events == []
+    assert ledger.verify().ok
+
+
+def test_appends_are_gapless_hash_chained_and_read_back_equal(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    ledger = store.ledger(SESSION)
+    clock = FixedClock()
+    first = ledger.append([_created()], expected_last_seq=0, clock=clock)
+    second = ledger.append(
+        [_receipt("a"), _receipt("b"), _receipt("c")], expected_last_seq=1, clock=clock
+    )
+    events = [*first.events, *second.events]
+    assert [e.seq for e in events] == [1, 2, 3, 4]
+    assert events[0].prev == genesis_hash(SESSION)
+    for before, after in itertools.pairwise(events):
+        assert after.prev == line_hash(ev.encode_event(before))
+    assert second.head == line_hash(ev.encode_event(events[-1]))
+    assert len({e.ts for e in second.events}) == 1, "one batch, one clock reading"
+    read = ledger.read()
+    assert read.events == events and read.head == second.head and read.torn is None
+    assert ledger.read(upto=2).events == events[:2]
+    assert (ledger.tail().last_seq, ledger.tail().head) == (4, second.head)
+    report = ledger.verify()
+    assert report.ok and report.events == 4 and report.head == second.head
+
+
+def test_a_stale_writer_gets_a_conflict_and_writes_nothing(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    clock = FixedClock()
+    store.ledger(SESSION).append([_created()], expected_last_seq=0, clock=clock)
+    before = store.ledger(SESSION).read()
+    for stale in (0, 2, 5):
+        with pytest.raises(ConflictError) as caught:
+            store.ledger(SESSION).append([_receipt("x")], expected_last_seq=stale, clock=clock)
+        assert caught.value.exit_code == 4
+        assert caught.value.details == {"expected_last_seq": stale, "last_seq": 1}
+    with pytest.raises(ConflictError):
+        store.ledger(SESSION).append([], expected_last_seq=3, clock=clock)
+    after = store.ledger(SESSION).read()
+    assert after.events == before.events and after.head == before.head
+
+
+def test_ledgers_of_two_sessions_are_independent(store: SessionStore) -> None:
+    clock = FixedClock()
+    for session in (SESSION, OTHER):
+        store.create_session(session, WORKFLOW_BYTES)
+        store.ledger(session).append([_created(session)], expected_last_seq=0, clock=clock)
+    store.ledger(SESSION).append([_receipt("a")], expected_last_seq=1, clock=clock)
+    assert store.ledger(SESSION).tail().last_seq == 2
+    assert store.ledger(OTHER).tail().last_seq == 1
+    assert store.ledger(OTHER).read().events[0].prev == genesis_hash(OTHER)
+
+
+def test_racing_appenders_never_leave_a_gap_or_a_duplicate(store: SessionStore) -> None:
+    """Threads with their own ledger handles, each retrying on conflict (optimistic concurrency
+    holds within one process too; tests/kernel/test_concurrency.py races real processes)."""
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    store.ledger(SESSION).append([_created()], expected_last_seq=0, clock=FixedClock())
+    conflicts = [0] * 4
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            ledger = store.ledger(SESSION)
+            clock = FixedClock()
+            for n in range(15):
+                while True:
+                    last = ledger.tail().last_seq
+                    try:
+                        ledger.append(
+                            [_receipt(f"{w}-{n}-0"), _receipt(f"{w}-{n}-1")],
+                            expected_last_seq=last,
+                            clock=clock,
+                        )
+                        break
+                    except ConflictError:
+                        conflicts[w] += 1
+        except BaseException as err:  # reported by the main thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    events = store.ledger(SESSION).read().events
+    assert [e.seq for e in events] == list(range(1, 1 + 1 + 4 * 15 * 2))
+    subjects = [e.subject for e in events[1:]]
+    assert len(set(subjects)) == len(subjects) == 4 * 15 * 2
+    for i in range(1, len(events), 2):  # every batch of two is contiguous
+        assert subjects[i - 1][:-1] == subjects[i][:-1]  # type: ignore[index]
+    assert store.ledger(SESSION).verify().ok
+
+
+# --------------------------------------------------------------------------- objects, artifacts
+
+
+def test_objects_are_content_addressed_and_verified(store: SessionStore, backend: Backend) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    data = b"SELECT 1;\n"
+    digest = store.put_object(SESSION, data)
+    assert digest == hashlib.sha256(data).hexdigest()
+    assert store.put_object(SESSION, data) == digest  # idempotent
+    assert store.get_object(SESSION, digest) == data
+    with pytest.raises(NotFoundError):
+        store.get_object(SESSION, hashlib.sha256(b"never stored").hexdigest())
+    backend.damage_object(store, SESSION, digest)
+    with pytest.raises(IntegrityError):
+        store.get_object(SESSION, digest)
+
+
+def test_materialized_artifacts_hold_the_object_they_name(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    assert store.read_artifact(SESSION, "cte/1.sql") is None
+    first = store.put_object(SESSION, b"WITH a AS (SELECT 1)")
+    second = store.put_object(SESSION, b"WITH a AS (SELECT 2)")
+    store.materialize(SESSION, "cte/1.sql", first)
+    assert store.read_artifact(SESSION, "cte/1.sql") == b"WITH a AS (SELECT 1)"
+    store.materialize(SESSION, "cte/1.sql", second)
+    assert store.read_artifact(SESSION, "cte/1.sql") == b"WITH a AS (SELECT 2)"
+    with pytest.raises(NotFoundError):
+        store.materialize(SESSION, "x.sql", hashlib.sha256(b"missing").hexdigest())
+
+
+def test_the_status_cache_round_trips_per_session(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    store.create_session(OTHER, WORKFLOW_BYTES)
+    assert store.read_cache(SESSION) is None
+    store.write_cache(SESSION, b"\x01cache")
+    store.write_cache(SESSION, b"\x02cache")
+    assert store.read_cache(SESSION) == b"\x02cache"
+    assert store.read_cache(OTHER) is None
+
+
+# --------------------------------------------------------------------------- the kernel on top
+
+
+def test_the_kernel_runs_a_session_on_the_store(store: SessionStore, tmp_path: Path) -> None:
+    kernel = _kernel(store, tmp_path)
+    created = kernel.create_session("How many schools are in Alameda county?", actor="agent")
+    session = created.session
+    assert store.session_ids() == [session]
+    assert store.workflow_bytes(session) == WORKFLOW_BYTES
+    kernel.apply_outcome(
+        session,
+        "admission",
+        ModuleOutcome(
+            status="completed",
+            events=(ev.ProposedEvent(type="question_admitted", payload={}),),
+        ),
+        actor="module:disambiguation",
+    )
+    kernel.skip(session, "disambiguation", actor="human:ana", reason="clear enough")
+    kernel.skip(session, "memory_recall", actor="human:ana", reason="no memories")
+    review = kernel.apply_outcome(
+        session,
+        "rewriting",
+        ModuleOutcome(
+            status="awaiting_review",
+            artifacts=(ArtifactChange(name="question.md", content=b"# Schools\n"),),
+            review=ReviewRequest(kind="confirm", prompt="Approve?", artifacts=("question.md",)),
+        ),
+        actor="agent",
+    )
+    answered = kernel.answer(session, review.events[-1].seq, actor="human:ana", approve=True)
+    assert answered.state.current_stage == "schema_linking"
+    assert kernel.artifact(session, "question.md") == b"# Schools\n"
+    events = store.ledger(session).read().events
+    workflow = kernel.session_workflow(session)
+    assert kernel.load(session).state == fold(workflow, events) == answered.state
+    assert _kernel(store, tmp_path).load(session).state == answered.state  # a new process
+    assert kernel.load(session, at=4).state == fold(workflow, events[:4])
+    assert kernel.verify(session).ok
+
+
+def test_a_stale_kernel_decision_is_refused_by_the_store(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """Two kernels load the same state; the second to append gets a conflict, not a double."""
+    kernel = _kernel(store, tmp_path)
+    session = kernel.create_session("How many schools?", actor="agent").session
+    kernel.apply_outcome(
+        session,
+        "admission",
+        ModuleOutcome(status="completed", events=(ev.ProposedEvent(type="question_admitted"),)),
+        actor="module:disambiguation",
+    )
+    one, two = _kernel(store, tmp_path), _kernel(store, tmp_path)
+    loaded_one, loaded_two = one.load(session), two.load(session)
+    one.pause(session, actor="human:ana")
+    drafts = plan_pause(loaded_two.state, actor="human:bo")  # decided on the stale state
+    with pytest.raises(ConflictError):
+        store.ledger(session).append(
+            drafts, expected_last_seq=loaded_two.state.last_seq, clock=FixedClock()
+        )
+    with pytest.raises(PolicyError):  # re-read: the session is paused already
+        two.pause(session, actor="human:bo")
+    assert loaded_one.state.last_seq == loaded_two.state.last_seq
+    paused = [e for e in store.ledger(session).read().events if isinstance(e, ev.SessionPaused)]
+    assert len(paused) == 1
+
+
+def test_receipts_appended_through_the_kernel_verify(store: SessionStore, tmp_path: Path) -> None:
+    kernel = _kernel(store, tmp_path)
+    session = kernel.create_session("How many schools?", actor="agent").session
+    kernel.apply_outcome(
+        session,
+        "admission",
+        ModuleOutcome(status="completed", events=(ev.ProposedEvent(type="question_admitted"),)),
+        actor="module:disambiguation",
+    )
+    for i in range(5):
+        kernel.apply_outcome(session, "disambiguation", receipt_outcome(f"r{i}"), actor="agent")
+    state = kernel.load(session).state
+    assert len(state.receipts) == 5
+    assert kernel.verify(session).ok
