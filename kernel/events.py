@@ -49,6 +49,8 @@ class Event(msgspec.Struct, frozen=True, tag_field="type", gc=False):
 
     No field has a default: every line carries the whole envelope, and events are only ever
     constructed by the ledger's stamping (from an :class:`EventDraft`) or by decoding.
+    ``batch_left`` counts the lines of the same append batch that follow this one (0 ends a
+    batch): a reader treats a batch whose last line is missing as never written.
     """
 
     seq: int
@@ -61,6 +63,7 @@ class Event(msgspec.Struct, frozen=True, tag_field="type", gc=False):
     subject: str | None
     retracts: int | None
     causation: int | None
+    batch_left: int
     prev: str
 
 
@@ -604,7 +607,7 @@ def payload_from_builtins(event_type: str, payload: Any) -> Payload:
     return msgspec.convert(payload, info.payload, strict=True)
 
 
-def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str) -> Event:
+def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str, batch_left: int = 0) -> Event:
     """Turn a draft into the event the ledger writes (the only place events are built)."""
     info = EVENT_TYPES[draft.type]
     if not isinstance(draft.payload, info.payload):
@@ -620,6 +623,7 @@ def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str) -> Event:
         subject=draft.subject,
         retracts=draft.retracts,
         causation=draft.causation,
+        batch_left=batch_left,
         prev=prev,
         payload=draft.payload,
     )

@@ -7,6 +7,9 @@
 - An append is one batch: under an exclusive lock, the expected last seq is checked (a stale writer
   gets :class:`~kernel.errors.ConflictError`, nothing written), the lines are written with one
   ``write`` and made durable with ``fsync``.
+- Every line carries ``batch_left``, the number of lines of its batch still to come (0 on a
+  batch's last line). A batch is all or nothing: if a crash cuts a batch's ``write`` short, its
+  whole lines are part of the torn tail with the partial one, never events.
 - A final line without its newline is a *torn tail* (a crash mid-write): it is never an event.
   Readers report it; ``repair`` (and the next append, under the lock) moves its bytes to a
   quarantine file beside the ledger.
@@ -173,12 +176,20 @@ class Ledger:
         """
         data = self.read_bytes(start)
         end = data.rfind(b"\n") + 1
-        torn = TornTail(start + end, data[end:]) if end < len(data) else None
         complete = data[:end]
         try:
             events = decode_lines(complete)
         except (msgspec.ValidationError, msgspec.DecodeError):
             events = self._decode_one_by_one(complete, start)
+        if events and events[-1].batch_left:
+            # the final batch was cut short: its whole lines are torn too, never events
+            keep = len(events)
+            while keep and events[keep - 1].batch_left:
+                keep -= 1
+            end = _start_of_last_lines(complete, len(events) - keep)
+            events = events[:keep]
+            complete = data[:end]
+        torn = TornTail(start + end, data[end:]) if end < len(data) else None
         if upto is not None:
             events = [e for e in events if e.seq <= upto]
         head = self._head_of(complete, start)
@@ -259,9 +270,10 @@ class Ledger:
                 seq = tail.last_seq
                 events: list[Event] = []
                 lines: list[bytes] = []
-                for draft in drafts:
+                last = len(drafts) - 1
+                for position, draft in enumerate(drafts):
                     seq += 1
-                    event = stamp(draft, seq=seq, ts=ts, prev=prev)
+                    event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
                     line = encode_event(event)
                     prev = line_hash(line)
                     events.append(event)
@@ -322,15 +334,33 @@ class Ledger:
                 break
         problems: list[Problem] = []
         end = data.rfind(b"\n") + 1
+        lines = data[:end].split(b"\n")[:-1]
+        decoded: list[Event | None] = []
+        for line in lines:
+            try:
+                decoded.append(decode_event(line))
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                decoded.append(None)
+        # a final batch cut short (its last line has batch_left > 0) is part of the torn tail
+        committed = len(lines)
+        while committed and (event := decoded[committed - 1]) is not None and event.batch_left:
+            committed -= 1
+        if committed < len(lines):
+            end = _start_of_last_lines(data[:end], len(lines) - committed)
         prev = genesis_hash(self.session_id)
         count = 0
-        for index, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        pending = 0
+        batch_ts = ""
+        for index, line in enumerate(lines[:committed], start=1):
             count += 1
-            try:
-                event = decode_event(line)
-            except (msgspec.ValidationError, msgspec.DecodeError) as err:
-                problems.append(_schema_problem(line, index, err))
+            event = decoded[index - 1]
+            if event is None:
+                try:
+                    decode_event(line)
+                except (msgspec.ValidationError, msgspec.DecodeError) as err:
+                    problems.append(_schema_problem(line, index, err))
                 prev = line_hash(line)
+                pending = 0
                 continue
             info = info_of(event)
             if event.v != info.version:
@@ -352,12 +382,27 @@ class Ledger:
                         event.seq,
                     )
                 )
+            if pending and (event.batch_left != pending - 1 or event.ts != batch_ts):
+                problems.append(
+                    Problem(
+                        "batch",
+                        f"line {index} breaks the batch before it (expected batch_left "
+                        f"{pending - 1} at {batch_ts})",
+                        index,
+                        event.seq,
+                    )
+                )
+            pending = event.batch_left
+            batch_ts = event.ts
             prev = line_hash(line)
         if end < len(data):
+            whole = len(lines) - committed
+            what = f"{whole} line(s) of an unfinished batch and " if whole else ""
             problems.append(
                 Problem(
                     "torn_tail",
-                    f"{len(data) - end} bytes after the last complete line (an interrupted write)",
+                    f"{len(data) - end} bytes after the last complete batch "
+                    f"({what}an interrupted write)",
                     count + 1,
                     repairable=True,
                 )
@@ -463,14 +508,49 @@ def _tail_of_fd(fd: int, session_id: str) -> LedgerTail:
         idx = buffer.rfind(b"\n", 0, rel_end)
     line_start = pos + idx + 1
     line = buffer[line_start - pos : rel_end]
+    event = _decode_tail_line(line, session_id)
+    if event.batch_left:
+        return _tail_of_unfinished_batch(fd, session_id, size)
+    return LedgerTail(event.seq, line_hash(line), end, torn, line_start)
+
+
+def _decode_tail_line(line: bytes, session_id: str) -> Event:
     try:
-        event = decode_event(line)
+        return decode_event(line)
     except (msgspec.ValidationError, msgspec.DecodeError) as err:
         raise IntegrityError(
-            f"session {session_id}: the last ledger line is not a valid event ({err}); "
+            f"session {session_id}: a final ledger line is not a valid event ({err}); "
             "run `tht ledger verify`"
         ) from err
-    return LedgerTail(event.seq, line_hash(line), end, torn, line_start)
+
+
+def _tail_of_unfinished_batch(fd: int, session_id: str, size: int) -> LedgerTail:
+    """The rare path after a crash mid-batch: the committed end is the last line with
+    ``batch_left == 0``; the unfinished batch's whole lines belong to the torn tail."""
+    data = os.pread(fd, size, 0)
+    end = data.rfind(b"\n") + 1
+    cut = end
+    while cut:
+        line_start = data.rfind(b"\n", 0, cut - 1) + 1
+        event = _decode_tail_line(data[line_start : cut - 1], session_id)
+        if not event.batch_left:
+            return LedgerTail(
+                event.seq,
+                line_hash(data[line_start : cut - 1]),
+                cut,
+                TornTail(cut, data[cut:]),
+                line_start,
+            )
+        cut = line_start
+    return LedgerTail(0, genesis_hash(session_id), 0, TornTail(0, data), 0)
+
+
+def _start_of_last_lines(complete: bytes, count: int) -> int:
+    """The offset where the last ``count`` complete lines of ``complete`` begin."""
+    cut = len(complete)
+    for _ in range(count):
+        cut = complete.rfind(b"\n", 0, cut - 1) + 1
+    return cut
 
 
 def _write_all(fd: int, data: bytes) -> None:

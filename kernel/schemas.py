@@ -133,6 +133,8 @@ def render_ledger_doc() -> str:
         "| `retracts` | seq of the decision a `decision_retracted` withdraws |",
         "| `causation` | seq this event answers (review answers and chosen options point at "
         "their request) |",
+        "| `batch_left` | lines of the same append batch still to come; 0 ends the batch. A batch "
+        "is all or nothing: one cut short by a crash is part of the torn tail |",
         "| `prev` | SHA-256 (hex) of the previous line's bytes; line 1 chains from "
         "SHA-256(`tht-ledger-genesis:` + session id) |",
         "| `payload` | the type's body, validated by its schema |",

@@ -29,7 +29,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 from hypothesis import settings
 
 from kernel.fold import fold
@@ -235,16 +234,10 @@ def _quarantined(path: Path) -> list[tuple[int, bytes]]:
     return [(r["offset"], base64.b64decode(r["data_b64"])) for r in records]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a batch's lines are not atomic across a write cut short by SIGKILL or a "
-    "power loss; the complete lines before the torn one stay as events (needs a batch marker in "
-    "the ledger format)",
-)
 def test_an_interrupted_batch_leaves_none_of_its_events(tmp_path: Path) -> None:
     """What SIGKILL mid-``write`` of a multi-event batch leaves (seen in the crash loop above):
     the batch's first line complete, the next one torn, the head anchor still at the previous
-    batch. Recovery should drop the whole batch; today only the torn line is quarantined."""
+    batch. The batch is all or nothing: its whole first line is torn too (``batch_left``)."""
     kernel = make_kernel(tmp_path)
     session = admitted_session(kernel)
     ledger = kernel.store.ledger(session)
@@ -254,5 +247,34 @@ def test_an_interrupted_batch_leaves_none_of_its_events(tmp_path: Path) -> None:
     cut = batch.index(b"\n") + 1 + 10
     ledger.path.write_bytes(before + batch[:cut])
     ledger.head_path.write_bytes(anchor)
+    read = ledger.read()
+    assert len(read.events) == before.count(b"\n")  # readers never see half a batch
+    assert read.torn is not None and read.torn.offset == len(before)
+    report = kernel.verify(session)
+    assert [p.code for p in report.problems] == ["torn_tail"]
+    assert "1 line(s) of an unfinished batch" in report.problems[0].message
     kernel.verify(session, repair=True)
-    assert len(ledger.read().events) == before.count(b"\n")
+    assert ledger.read_bytes() == before
+    assert kernel.verify(session).ok
+    assert kernel.load(session).state.last_seq == before.count(b"\n")
+
+
+def test_a_batch_cut_exactly_at_a_line_end_is_still_torn(tmp_path: Path) -> None:
+    """No partial line at all: the file ends with a newline, but the batch's last line is
+    missing (batch_left > 0 on the final line). Readers, tail and the next append agree."""
+    kernel = make_kernel(tmp_path)
+    session = admitted_session(kernel)
+    ledger = kernel.store.ledger(session)
+    before, anchor = ledger.read_bytes(), ledger.head_path.read_bytes()
+    kernel.apply_outcome(session, "disambiguation", receipt_outcome("a", "b", "c"), actor="agent")
+    batch = ledger.read_bytes()[len(before) :]
+    ledger.path.write_bytes(before + batch[: batch.index(b"\n") + 1])
+    ledger.head_path.write_bytes(anchor)
+    last = before.count(b"\n")
+    assert ledger.tail().last_seq == last
+    assert ledger.tail().size == len(before)
+    assert kernel.load(session).state.last_seq == last
+    applied = kernel.apply_outcome(session, "disambiguation", receipt_outcome("d"), actor="agent")
+    assert applied.events[0].seq == last + 1
+    assert kernel.verify(session).ok
+    assert _quarantined(ledger.quarantine_path)[0][0] == len(before)

@@ -69,6 +69,7 @@ def test_committed_schemas_reject_what_the_ledger_rejects() -> None:
         "subject": None,
         "retracts": None,
         "causation": None,
+        "batch_left": 0,
         "prev": "0" * 64,
         "payload": {"meaning": "m"},
     }

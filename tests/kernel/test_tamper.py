@@ -139,9 +139,16 @@ TAMPERS: dict[str, Tamper] = {
 }
 
 
-def _first_line(name: str, i: int, n: int) -> int:
+def _inside_batch(lines: Lines, i: int) -> bool:
+    """Line ``i`` (0-based) continues the batch of the line before it."""
+    return i > 0 and json.loads(lines[i - 1])["batch_left"] > 0
+
+
+def _first_line(name: str, i: int, n: int, lines: Lines) -> int:
     """The 1-based line the first problem must name after ``TAMPERS[name]`` at index ``i``."""
     if name == "edit":
+        if _inside_batch(lines, i):
+            return i + 1  # its new timestamp parts it from its own batch
         return i + 2 if i + 1 < n else n  # the next line's prev, or the head anchor on the last
     if name == "swap" and i + 1 == n:
         return n - 1  # the last line swaps with the one before it
@@ -172,7 +179,7 @@ def test_tampering_with_any_line_is_detected_and_named(
         where = f"{name} at line {i + 1}"
         assert not report.ok, f"{where} went unnoticed"
         named = [p.line for p in report.problems if p.line is not None]
-        assert named and min(named) == _first_line(name, i, n), (where, report.problems)
+        assert named and min(named) == _first_line(name, i, n, lines), (where, report.problems)
         assert not any(p.repairable for p in report.problems), where
         before = (root / "sessions" / session / "ledger.jsonl").read_bytes()
         repaired = kernel.verify(session, repair=True)
@@ -187,7 +194,11 @@ def test_a_schema_valid_edit_breaks_exactly_the_next_link(
     lines = data.split(b"\n")[:-1]
     for i in range(len(lines) - 1):
         report = _tampered(pristine, edit(lines, i)).verify(session)
-        assert [(p.code, p.line) for p in report.problems] == [("hash_chain", i + 2)]
+        # the new timestamp may also part the line from its batch: reported at the same line
+        assert [(p.code, p.line) for p in report.problems if p.code != "batch"] == [
+            ("hash_chain", i + 2)
+        ]
+        assert {p.line for p in report.problems} <= {i + 1, i + 2}
 
 
 def test_editing_or_deleting_the_last_line_is_caught_by_the_head_anchor(
@@ -248,7 +259,7 @@ def test_tht_ledger_verify_exits_7_and_names_the_line(
     body = json.loads(done.stdout)
     assert body["ok"] is False and body["session"] == session
     lines_named = [p["line"] for p in body["problems"] if p["line"] is not None]
-    assert min(lines_named) == _first_line(name, i, n)
+    assert min(lines_named) == _first_line(name, i, n, lines)
 
 
 def test_an_untouched_ledger_verifies_with_exit_0(
