@@ -55,8 +55,11 @@ class FixedClock:
 
 def format_ts(instant: datetime) -> str:
     """RFC 3339 UTC with millisecond precision, e.g. ``2026-11-30T21:00:00.000Z``."""
-    utc = instant.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    u = instant.astimezone(UTC)
+    return (
+        f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}."
+        f"{u.microsecond // 1000:03d}Z"
+    )
 
 
 class IdFactory(Protocol):

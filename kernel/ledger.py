@@ -28,7 +28,10 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import mmap
 import os
+import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,6 +156,8 @@ class Ledger:
         self.lock_path = path.with_name(path.name + ".lock")
         self.head_path = path.with_name("ledger.head")
         self.quarantine_path = path.with_name("ledger.quarantine.jsonl")
+        self._writer: _WriterHandles | None = None
+        self._mutex = threading.Lock()
 
     # ------------------------------------------------------------------ reading
 
@@ -247,59 +252,104 @@ class Ledger:
     def append(
         self, drafts: Sequence[EventDraft], *, expected_last_seq: int, clock: Clock
     ) -> AppendResult:
-        """Append one batch durably, or raise ``ConflictError`` and write nothing."""
+        """Append one batch durably, or raise ``ConflictError`` and write nothing.
+
+        The writer's descriptors (lock, ledger, anchor) stay open between appends of this
+        ``Ledger`` object in this process, and the tail it wrote last is reused when the file is
+        still exactly as it left it (same size, still linked) — checked under the lock, so a
+        concurrent writer's append is always seen. A forked child reopens its own descriptors.
+        """
         if not drafts:
             tail = self.tail()
             if tail.last_seq != expected_last_seq:
                 raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
             return AppendResult(events=[], head=tail.head)
-        with self.locked():
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
+        with self._mutex:  # threads share this object's descriptors; flock guards processes
+            return self._append_locked(drafts, expected_last_seq, clock)
+
+    def _append_locked(
+        self, drafts: Sequence[EventDraft], expected_last_seq: int, clock: Clock
+    ) -> AppendResult:
+        writer = self._writer_handles()
+        fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
+        try:
+            fd = writer.ledger_fd
+            st = os.fstat(fd)
+            if not st.st_nlink:  # deleted or replaced under us (with its folder): reopen all
+                fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
+                writer.close()
+                self._writer = None
+                writer = self._writer_handles()
+                fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
+                fd = writer.ledger_fd
+                st = os.fstat(fd)
+            cached = writer.tail
+            if cached is not None and st.st_size == writer.size:
+                tail = cached
+            else:
                 tail = _tail_of_fd(fd, self.session_id)
-                created = tail.size == 0 and tail.torn is None  # new (or empty): fsync its folder
-                if tail.last_seq != expected_last_seq:
-                    raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
-                quarantined = None
-                if tail.torn is not None:
-                    self._quarantine(tail.torn)
-                    os.ftruncate(fd, tail.torn.offset)
-                    quarantined = tail.torn
-                ts = format_ts(clock.now())
-                prev = tail.head
-                seq = tail.last_seq
-                events: list[Event] = []
-                lines: list[bytes] = []
-                last = len(drafts) - 1
-                for position, draft in enumerate(drafts):
-                    seq += 1
-                    event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
-                    line = encode_event(event)
-                    prev = line_hash(line)
-                    events.append(event)
-                    lines.append(line)
-                lines.append(b"")
-                _write_all(fd, b"\n".join(lines))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            created = tail.size == 0 and tail.torn is None  # new (or empty): fsync its folder
+            if tail.last_seq != expected_last_seq:
+                writer.tail, writer.size = tail, os.fstat(fd).st_size
+                raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
+            quarantined = None
+            if tail.torn is not None:
+                self._quarantine(tail.torn)
+                os.ftruncate(fd, tail.torn.offset)
+                quarantined = tail.torn
+            ts = format_ts(clock.now())
+            prev = tail.head
+            seq = tail.last_seq
+            events: list[Event] = []
+            lines: list[bytes] = []
+            last = len(drafts) - 1
+            for position, draft in enumerate(drafts):
+                seq += 1
+                event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
+                line = encode_event(event)
+                prev = line_hash(line)
+                events.append(event)
+                lines.append(line)
+            lines.append(b"")
+            data = b"\n".join(lines)
+            writer.tail = None  # unknown until the write is durable
+            _write_all(fd, data)
+            os.fsync(fd)
             if created:
                 _fsync_dir(self.path.parent)
-            self._write_anchor(seq, prev)
+            size = tail.size + len(data)
+            writer.tail = LedgerTail(seq, prev, size, None, size - len(lines[-2]) - 1)
+            writer.size = size
+            writer.write_anchor(seq, prev)
+        finally:
+            fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
         return AppendResult(events=events, head=prev, quarantined=quarantined)
 
-    def _write_anchor(self, seq: int, head: str) -> None:
-        """Rewrite the anchor in place (callers hold the lock). A rename per append made ext4
-        flush the new file's data on every append (``auto_da_alloc``): slower than the fsync."""
-        record = b'{"seq": %d, "head": "%s"}' % (seq, head.encode("ascii"))
-        data = record.ljust(_ANCHOR_SIZE - 1) + b"\n"
-        fd = os.open(self.head_path, os.O_WRONLY | os.O_CREAT, 0o644)
+    def _writer_handles(self) -> _WriterHandles:
+        writer = self._writer
+        if writer is not None and writer.pid == os.getpid():
+            return writer
+        if writer is not None:  # inherited across fork: never share open file descriptions
+            writer.forget()
         try:
-            os.pwrite(fd, data, 0)
-            if os.fstat(fd).st_size > len(data):  # an older, longer anchor file
-                os.ftruncate(fd, len(data))
-        finally:
-            os.close(fd)
+            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the session folder is new
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        ledger_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        anchor_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
+        writer = _WriterHandles(lock_fd, ledger_fd, anchor_fd)
+        self._writer = writer
+        weakref.finalize(self, writer.close)
+        return writer
+
+    def close(self) -> None:
+        """Close the writer's descriptors (they are also closed when the object is collected)."""
+        with self._mutex:
+            if self._writer is not None:
+                if self._writer.pid == os.getpid():
+                    self._writer.close()
+                self._writer = None
 
     def read_anchor(self) -> tuple[int, str] | None:
         try:
@@ -551,6 +601,60 @@ def _start_of_last_lines(complete: bytes, count: int) -> int:
     for _ in range(count):
         cut = complete.rfind(b"\n", 0, cut - 1) + 1
     return cut
+
+
+class _WriterHandles:
+    """Descriptors a writer keeps open between appends, and the tail it last wrote."""
+
+    def __init__(self, lock_fd: int, ledger_fd: int, anchor_fd: int) -> None:
+        self.pid = os.getpid()
+        self.lock_fd = lock_fd
+        self.ledger_fd = ledger_fd
+        self.anchor_fd = anchor_fd
+        self.tail: LedgerTail | None = None
+        self.size = -1
+        self.anchor_map: mmap.mmap | None = None
+        self.closed = False
+
+    def write_anchor(self, seq: int, head: str) -> None:
+        """The first write sizes the file (one ``pwrite``); later ones are stores into a shared
+        mapping of its page: no syscall, and no inode update for the ledger's next fsync to
+        commit. Either way the page reaches the disk by writeback, after the ledger's fsync."""
+        if self.anchor_map is None or os.fstat(self.anchor_fd).st_size != _ANCHOR_SIZE:
+            _write_anchor_fd(self.anchor_fd, seq, head)  # (re)sizes a new or rewritten file
+            if self.anchor_map is None:
+                self.anchor_map = mmap.mmap(self.anchor_fd, _ANCHOR_SIZE)
+        else:
+            self.anchor_map[:] = _anchor_record(seq, head)
+
+    def close(self) -> None:
+        if self.closed or self.pid != os.getpid():
+            return
+        self.closed = True
+        if self.anchor_map is not None:
+            with contextlib.suppress(OSError, ValueError, BufferError):
+                self.anchor_map.close()
+        for fd in (self.lock_fd, self.ledger_fd, self.anchor_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def forget(self) -> None:
+        """A forked child drops (without closing) what it inherited from its parent."""
+        self.closed = True
+
+
+def _anchor_record(seq: int, head: str) -> bytes:
+    record = b'{"seq": %d, "head": "%s"}' % (seq, head.encode("ascii"))
+    return record.ljust(_ANCHOR_SIZE - 1) + b"\n"
+
+
+def _write_anchor_fd(fd: int, seq: int, head: str) -> None:
+    """One fixed-size record rewritten in place. A rename per append made ext4 flush the new
+    file's data on every append (``auto_da_alloc``): slower than the ledger's own fsync."""
+    data = _anchor_record(seq, head)
+    os.pwrite(fd, data, 0)
+    if os.fstat(fd).st_size > len(data):  # an older, longer anchor file
+        os.ftruncate(fd, len(data))
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections import OrderedDict
 from pathlib import Path
 
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
@@ -43,9 +44,13 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 class FileSystemStore:
+    #: ledgers kept open (with their writer's descriptors) for a long-lived process
+    OPEN_LEDGERS = 32
+
     def __init__(self, sessions_dir: Path, cache_dir: Path) -> None:
         self.sessions_dir = sessions_dir
         self.cache_dir = cache_dir
+        self._ledgers: OrderedDict[str, Ledger] = OrderedDict()
 
     def _dir(self, session_id: str) -> Path:
         if not _SESSION_ID.match(session_id):
@@ -83,7 +88,16 @@ class FileSystemStore:
         )
 
     def ledger(self, session_id: str) -> Ledger:
-        return Ledger(self._existing(session_id) / "ledger.jsonl", session_id)
+        folder = self._existing(session_id)
+        ledger = self._ledgers.get(session_id)
+        if ledger is None:
+            ledger = Ledger(folder / "ledger.jsonl", session_id)
+            self._ledgers[session_id] = ledger
+            if len(self._ledgers) > self.OPEN_LEDGERS:
+                self._ledgers.popitem(last=False)[1].close()
+        else:
+            self._ledgers.move_to_end(session_id)
+        return ledger
 
     def workflow_bytes(self, session_id: str) -> bytes:
         return (self._existing(session_id) / "workflow.yaml").read_bytes()
