@@ -39,6 +39,7 @@ class Demo:
             THT_WORKSPACE=str(workspace),
             THT_CLOCK="fixed:2026-11-30T09:00:00Z",
             THT_SEED="2026",
+            THT_HOME=str(workspace / ".tht" / "user-data"),
             NO_COLOR="1",
         )
         self.env.pop("THT_ACTOR", None)
@@ -95,6 +96,18 @@ class Demo:
     def run(self) -> None:
         print("tht demo: one analytics session, question to finalization (no server, no model)")
         self.tht("workspace", "init", str(self.workspace), "--name", "demo-hospital")
+
+        print("\n# Evidence: the team's curated knowledge, prepared, evaluated and published")
+        sources = self.proposals / "evidence"
+        (self.workspace / "evidence" / "sources" / "procedure.md").write_bytes(
+            (sources / "procedure.md").read_bytes()
+        )
+        (self.workspace / "evidence" / "eval.yaml").write_bytes(
+            (sources / "eval.yaml").read_bytes()
+        )
+        print("(golden/demo/evidence/procedure.md and eval.yaml copied into the workspace)")
+        self.tht("evidence", "prepare")
+        self.tht("evidence", "publish")
         created = self.tht("session", "new", QUESTION, show=False, json_out=True)
         session = created["session"]
         print(
@@ -103,7 +116,10 @@ class Demo:
         self.env["THT_SESSION"] = session
         self.timeline()
 
-        print("\n# F1 disambiguation: the agent proposes, the reviewer decides")
+        print(
+            "\n# F1 disambiguation: the agent reads the evidence pack and proposes; a human decides"
+        )
+        self.tht("search", "pack", "--stage", "disambiguation")
         self.answer(self.propose("disambiguation", "01-f1-ablazione.json"), "--choose", "flag")
         self.answer(
             self.propose("disambiguation", "02-f1-period.json"), "--choose", "year,hospital"
@@ -126,19 +142,20 @@ class Demo:
         self.answer(self.propose("rewriting", "05-f3-confirm.json"), "--approve")
         self.tht("artifact", "show", "question.md")
 
-        print("\n# F4 schema linking, then one decision is retracted")
+        print("\n# F4 schema linking with the evidence pack, then one decision is retracted")
+        self.tht("search", "pack", "--stage", "schema_linking")
         self.answer(
             self.propose("schema_linking", "06-f4-linking.json"),
             "--choose",
-            "tables,ev-ablation-flag,ev-procedure-year",
+            "tables,ev-ablazione,ev-anno,ev-overview",
         )
-        retracted = self.seq_of("evidence_accepted", "evidence:procedure-year")
+        retracted = self.seq_of("evidence_accepted", "evidence:procedure-ospedaliere")
         self.tht(
             "decision",
             "retract",
             str(retracted),
             "--reason",
-            "that evidence is about booking dates; the question is about procedure dates",
+            "a general overview, not evidence for this question",
             "--as",
             REVIEWER,
         )
@@ -193,6 +210,26 @@ class Demo:
 
         print("\n# the ledger's hash chain")
         self.tht("ledger", "verify")
+
+        print("\n# analytics: stage durations and review waits, imported from the ledgers")
+        self.tht("analytics", "scan", "--sessions", str(self.workspace))
+        self.tht("analytics", "sessions")
+
+        print("\n# routing: the coding agent's host asks which skill fits a prompt (always exit 0)")
+        catalog = self.proposals.parent / "routing" / "compiled" / "tesisquare.pack"
+        prompt = "analizza il ticket mantis 1234 e controlla la query sul database"
+        payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        shown = catalog.relative_to(catalog.parents[3])
+        print(f"\n$ echo '{payload}' | tht-route-hook --catalog {shown}")
+        hook = subprocess.run(
+            [sys.executable, "-m", "tht.hooks.route_hook", "--catalog", str(catalog)],
+            input=payload,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(hook.stdout.strip() or "(no hint)", flush=True)
         print(f"\ndemo done: workspace {self.workspace}")
 
 
