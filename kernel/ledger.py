@@ -26,14 +26,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import fcntl
-import hashlib
 import json
 import mmap
 import os
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -41,14 +40,20 @@ import msgspec
 from kernel.clock import Clock, format_ts
 from kernel.errors import ConflictError, IntegrityError
 from kernel.events import (
-    EVENT_TYPES,
     Event,
     EventDraft,
     decode_event,
     decode_lines,
     encode_event,
-    info_of,
     stamp,
+)
+from kernel.ledger_verify import (
+    Problem,
+    VerifyReport,
+    genesis_hash,
+    line_hash,
+    start_of_last_lines,
+    verify_ledger_bytes,
 )
 
 __all__ = [
@@ -63,20 +68,10 @@ __all__ = [
     "line_hash",
 ]
 
-_GENESIS_PREFIX = b"tht-ledger-genesis:"
 _FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one page
 _CHUNK = 65536
 _ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
 _VERIFY_ATTEMPTS = 5
-
-
-def genesis_hash(session_id: str) -> str:
-    """The fixed ``prev`` of a session's first line."""
-    return hashlib.sha256(_GENESIS_PREFIX + session_id.encode("utf-8")).hexdigest()
-
-
-def line_hash(line: bytes) -> str:
-    return hashlib.sha256(line).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -109,42 +104,6 @@ class AppendResult:
     events: list[Event]
     head: str
     quarantined: TornTail | None = None
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    message: str
-    line: int | None = None
-    seq: int | None = None
-    repairable: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "line": self.line,
-            "seq": self.seq,
-            "repairable": self.repairable,
-        }
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    ok: bool
-    events: int
-    head: str
-    problems: list[Problem] = field(default_factory=list)
-    repaired: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "ok": self.ok,
-            "events": self.events,
-            "head": self.head,
-            "problems": [p.to_json() for p in self.problems],
-            "repaired": self.repaired,
-        }
 
 
 class Ledger:
@@ -191,7 +150,7 @@ class Ledger:
             keep = len(events)
             while keep and events[keep - 1].batch_left:
                 keep -= 1
-            end = _start_of_last_lines(complete, len(events) - keep)
+            end = start_of_last_lines(complete, len(events) - keep)
             events = events[:keep]
             complete = data[:end]
         torn = TornTail(start + end, data[end:]) if end < len(data) else None
@@ -374,7 +333,7 @@ class Ledger:
     # ------------------------------------------------------------------ verification
 
     def verify(self) -> VerifyReport:
-        """Schema validity, gapless seq, hash chain, head anchor and torn tail of every line."""
+        """Schema validity, gapless seq, batches, hash chain, head anchor and torn tail."""
         # The anchor never runs ahead of the ledger: read it before the lines, and again after
         # them to be sure no append (which rewrites it) ran in between.
         for _ in range(_VERIFY_ATTEMPTS):
@@ -382,111 +341,7 @@ class Ledger:
             data = self.read_bytes()
             if self.read_anchor() == anchor:
                 break
-        problems: list[Problem] = []
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].split(b"\n")[:-1]
-        decoded: list[Event | None] = []
-        for line in lines:
-            try:
-                decoded.append(decode_event(line))
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                decoded.append(None)
-        # a final batch cut short (its last line has batch_left > 0) is part of the torn tail
-        committed = len(lines)
-        while committed and (event := decoded[committed - 1]) is not None and event.batch_left:
-            committed -= 1
-        if committed < len(lines):
-            end = _start_of_last_lines(data[:end], len(lines) - committed)
-        prev = genesis_hash(self.session_id)
-        count = 0
-        pending = 0
-        batch_ts = ""
-        for index, line in enumerate(lines[:committed], start=1):
-            count += 1
-            event = decoded[index - 1]
-            if event is None:
-                try:
-                    decode_event(line)
-                except (msgspec.ValidationError, msgspec.DecodeError) as err:
-                    problems.append(_schema_problem(line, index, err))
-                prev = line_hash(line)
-                pending = 0
-                continue
-            info = info_of(event)
-            if event.v != info.version:
-                problems.append(
-                    Problem("unknown_version", f"{info.type} v{event.v} is not registered", index)
-                )
-            if event.seq != index:
-                problems.append(
-                    Problem("seq", f"expected seq {index}, found {event.seq}", index, event.seq)
-                )
-            if index == 1 and info.type != "session_created":
-                problems.append(Problem("first_event", "the first event is not session_created", 1))
-            if event.prev != prev:
-                problems.append(
-                    Problem(
-                        "hash_chain",
-                        "prev does not match the previous line (edited, removed or reordered)",
-                        index,
-                        event.seq,
-                    )
-                )
-            if pending and (event.batch_left != pending - 1 or event.ts != batch_ts):
-                problems.append(
-                    Problem(
-                        "batch",
-                        f"line {index} breaks the batch before it (expected batch_left "
-                        f"{pending - 1} at {batch_ts})",
-                        index,
-                        event.seq,
-                    )
-                )
-            pending = event.batch_left
-            batch_ts = event.ts
-            prev = line_hash(line)
-        if end < len(data):
-            whole = len(lines) - committed
-            what = f"{whole} line(s) of an unfinished batch and " if whole else ""
-            problems.append(
-                Problem(
-                    "torn_tail",
-                    f"{len(data) - end} bytes after the last complete batch "
-                    f"({what}an interrupted write)",
-                    count + 1,
-                    repairable=True,
-                )
-            )
-        if anchor is not None:
-            problems.extend(self._check_anchor(anchor, data[:end], count))
-        return VerifyReport(ok=not problems, events=count, head=prev, problems=problems)
-
-    def _check_anchor(self, anchor: tuple[int, str], complete: bytes, count: int) -> list[Problem]:
-        seq, head = anchor
-        if seq < 0:
-            return [Problem("head_anchor", f"{self.head_path.name} is unreadable")]
-        if seq == 0:
-            return []
-        if seq > count:
-            return [
-                Problem(
-                    "head_anchor",
-                    f"ledger ends at seq {count} but seq {seq} was acknowledged (lines removed)",
-                    count + 1,  # the first missing line
-                    seq,
-                )
-            ]
-        lines = complete.split(b"\n")
-        if line_hash(lines[seq - 1]) != head:
-            return [
-                Problem(
-                    "head_anchor",
-                    f"line {seq} differs from the acknowledged head (edited)",
-                    seq,
-                    seq,
-                )
-            ]
-        return []
+        return verify_ledger_bytes(self.session_id, data, anchor, anchor_name=self.head_path.name)
 
     def repair(self) -> TornTail | None:
         """Move a torn tail to the quarantine file; returns what was moved (or None)."""
@@ -504,17 +359,6 @@ class Ledger:
                 return tail.torn
             finally:
                 os.close(fd)
-
-
-def _schema_problem(line: bytes, index: int, err: Exception) -> Problem:
-    try:
-        raw = json.loads(line)
-        kind = raw.get("type") if isinstance(raw, dict) else None
-    except ValueError:
-        return Problem("json", f"not JSON: {err}", index)
-    if isinstance(kind, str) and kind not in EVENT_TYPES:
-        return Problem("unknown_type", f"unknown event type {kind!r}", index)
-    return Problem("schema", f"does not match its schema: {err}", index)
 
 
 def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:
@@ -593,14 +437,6 @@ def _tail_of_unfinished_batch(fd: int, session_id: str, size: int) -> LedgerTail
             )
         cut = line_start
     return LedgerTail(0, genesis_hash(session_id), 0, TornTail(0, data), 0)
-
-
-def _start_of_last_lines(complete: bytes, count: int) -> int:
-    """The offset where the last ``count`` complete lines of ``complete`` begin."""
-    cut = len(complete)
-    for _ in range(count):
-        cut = complete.rfind(b"\n", 0, cut - 1) + 1
-    return cut
 
 
 class _WriterHandles:
