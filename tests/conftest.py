@@ -7,10 +7,21 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# dev: random exploration (a failure is saved in .hypothesis/ and replayed first next time; turn
+# it into a regression test). ci (`make test`): more examples, derandomized, so that CI judges the
+# change and not the luck of the draw; explore with `pytest --hypothesis-profile=explore`.
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile(
     "ci",
     max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile(
+    "explore",
+    max_examples=2000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
