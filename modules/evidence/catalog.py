@@ -32,15 +32,15 @@ class EvidencePaths:
 
     @property
     def evidence_dir(self) -> Path:
-        return self.root / "evidence"
+        return Workspace(self.root).evidence_dir
 
     @property
     def sources_dir(self) -> Path:
-        return self.evidence_dir / "sources"
+        return Workspace(self.root).sources_dir
 
     @property
     def units_dir(self) -> Path:
-        return self.evidence_dir / "units"
+        return Workspace(self.root).units_dir
 
     @property
     def manifest_file(self) -> Path:
@@ -53,7 +53,7 @@ class EvidencePaths:
     @property
     def state_dir(self) -> Path:
         """``.tht/evidence/``: staging, generations, vector cache — rebuildable local state."""
-        return self.root / ".tht" / "evidence"
+        return Workspace(self.root).state_dir / "evidence"
 
     @property
     def staging_dir(self) -> Path:
