@@ -23,6 +23,7 @@ __all__ = [
     "EVENT_TYPES",
     "KERNEL_TYPES",
     "RECEIPT_TYPES",
+    "REGISTRY_TYPES",
     "AnyEvent",
     "DecisionType",
     "Event",
@@ -31,6 +32,7 @@ __all__ = [
     "Payload",
     "ProposedEvent",
     "ReviewOptionPayload",
+    "canonical_bytes",
     "decode_event",
     "decode_lines",
     "encode_event",
@@ -44,13 +46,19 @@ class Payload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Base of every payload: strict (unknown fields are an error)."""
 
 
-class Event(msgspec.Struct, frozen=True, tag_field="type", gc=False):
+class Event(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, gc=False):
     """The envelope; ``payload`` is declared by each subclass, so it encodes last.
 
-    No field has a default: every line carries the whole envelope, and events are only ever
-    constructed by the ledger's stamping (from an :class:`EventDraft`) or by decoding.
+    Every field but ``sig`` is required: every line carries the whole envelope, and events are
+    only ever constructed by the ledger's stamping (from an :class:`EventDraft`) or by decoding.
     ``batch_left`` counts the lines of the same append batch that follow this one (0 ends a
     batch): a reader treats a batch whose last line is missing as never written.
+
+    ``sig`` is the reviewer's signature of a human decision (ARCHITECTURE §3.9, signed mode):
+    ``ed25519:<key id>:<base64 signature>`` over the line's *canonical bytes* — the same event
+    encoded without ``sig`` (absent fields are omitted, so those bytes are exactly the line an
+    unsigned event has). The signed bytes include ``prev``, so a signature also witnesses the
+    whole history before it.
     """
 
     seq: int
@@ -65,6 +73,7 @@ class Event(msgspec.Struct, frozen=True, tag_field="type", gc=False):
     causation: int | None
     batch_left: int
     prev: str
+    sig: str | None = None
 
 
 # --------------------------------------------------------------------------- kernel payloads
@@ -156,6 +165,48 @@ class ContributionFailedPayload(Payload, frozen=True, kw_only=True):
     code: str
     message: str
     policy: Literal["required", "best_effort"]
+
+
+class LedgerRepairedPayload(Payload, frozen=True, kw_only=True):
+    """An explicit, human-only repair (``tht ledger verify --repair``): what it quarantined and
+    which unanchored lines it accepted. Nothing is ever repaired implicitly by an append."""
+
+    reason: str
+    quarantined_bytes: int = 0
+    quarantined_sha256: str | None = None
+    accepted_from: int | None = None  # first seq past the old anchor the reviewer accepted
+    accepted_to: int | None = None
+
+
+# Reviewer registry (a workspace-level ledger, ARCHITECTURE §3.9): who may sign human decisions.
+
+
+class ReviewerAddedPayload(Payload, frozen=True, kw_only=True):
+    """A reviewer's public key. ``proof`` is the new key's own signature of
+    ``tht-reviewer-key:<reviewer>:<key_id>`` (proof of possession); the line itself is signed by
+    the new key for the registry's first reviewer, by an existing reviewer afterwards."""
+
+    reviewer: str
+    key_id: str
+    public_key: str  # base64 of the raw 32-byte Ed25519 public key
+    proof: str
+    added_by: str | None = None
+
+
+class ReviewerRevokedPayload(Payload, frozen=True, kw_only=True):
+    reviewer: str
+    key_id: str
+    reason: str
+
+
+class WorkflowApprovedPayload(Payload, frozen=True, kw_only=True):
+    """A reviewer approved a custom workflow file (by the SHA-256 of its bytes) for signed
+    sessions: without it, an agent-written ``workflow.yaml`` could make every stage automatic."""
+
+    sha256: str
+    name: str
+    version: int
+    reason: str = ""
 
 
 # --------------------------------------------------------------------------- domain payloads
@@ -264,154 +315,170 @@ class MemoryPromotionDeclinedPayload(Payload, frozen=True, kw_only=True):
 # Kernel-owned.
 
 
-class SessionCreated(Event, tag="session_created", frozen=True):
+class SessionCreated(Event, tag="session_created", frozen=True, kw_only=True):
     payload: SessionCreatedPayload
 
 
-class StageStarted(Event, tag="stage_started", frozen=True):
+class StageStarted(Event, tag="stage_started", frozen=True, kw_only=True):
     payload: Empty
 
 
-class ReviewRequested(Event, tag="review_requested", frozen=True):
+class ReviewRequested(Event, tag="review_requested", frozen=True, kw_only=True):
     payload: ReviewRequestedPayload
 
 
-class ReviewAnswered(Event, tag="review_answered", frozen=True):
+class ReviewAnswered(Event, tag="review_answered", frozen=True, kw_only=True):
     payload: ReviewAnsweredPayload
 
 
-class StageCompleted(Event, tag="stage_completed", frozen=True):
+class StageCompleted(Event, tag="stage_completed", frozen=True, kw_only=True):
     payload: StageCompletedPayload
 
 
-class StageSkipped(Event, tag="stage_skipped", frozen=True):
+class StageSkipped(Event, tag="stage_skipped", frozen=True, kw_only=True):
     payload: ReasonPayload
 
 
-class StageFailed(Event, tag="stage_failed", frozen=True):
+class StageFailed(Event, tag="stage_failed", frozen=True, kw_only=True):
     payload: FailurePayload
 
 
-class RevisionRequested(Event, tag="revision_requested", frozen=True):
+class RevisionRequested(Event, tag="revision_requested", frozen=True, kw_only=True):
     payload: RevisionRequestedPayload
 
 
-class StageReopened(Event, tag="stage_reopened", frozen=True):
+class StageReopened(Event, tag="stage_reopened", frozen=True, kw_only=True):
     payload: ReasonPayload
 
 
-class DecisionRetracted(Event, tag="decision_retracted", frozen=True):
+class DecisionRetracted(Event, tag="decision_retracted", frozen=True, kw_only=True):
     payload: ReasonPayload
 
 
-class ArtifactWritten(Event, tag="artifact_written", frozen=True):
+class ArtifactWritten(Event, tag="artifact_written", frozen=True, kw_only=True):
     payload: ArtifactWrittenPayload
 
 
-class SessionPaused(Event, tag="session_paused", frozen=True):
+class SessionPaused(Event, tag="session_paused", frozen=True, kw_only=True):
     payload: OptionalReasonPayload
 
 
-class SessionResumed(Event, tag="session_resumed", frozen=True):
+class SessionResumed(Event, tag="session_resumed", frozen=True, kw_only=True):
     payload: OptionalReasonPayload
 
 
-class SessionFinalized(Event, tag="session_finalized", frozen=True):
+class SessionFinalized(Event, tag="session_finalized", frozen=True, kw_only=True):
     payload: SessionFinalizedPayload
 
 
-class SessionDerived(Event, tag="session_derived", frozen=True):
+class SessionDerived(Event, tag="session_derived", frozen=True, kw_only=True):
     payload: SessionDerivedPayload
 
 
-class ContributionFailed(Event, tag="contribution_failed", frozen=True):
+class ContributionFailed(Event, tag="contribution_failed", frozen=True, kw_only=True):
     payload: ContributionFailedPayload
+
+
+class LedgerRepaired(Event, tag="ledger_repaired", frozen=True, kw_only=True):
+    payload: LedgerRepairedPayload
+
+
+class ReviewerAdded(Event, tag="reviewer_added", frozen=True, kw_only=True):
+    payload: ReviewerAddedPayload
+
+
+class ReviewerRevoked(Event, tag="reviewer_revoked", frozen=True, kw_only=True):
+    payload: ReviewerRevokedPayload
+
+
+class WorkflowApproved(Event, tag="workflow_approved", frozen=True, kw_only=True):
+    payload: WorkflowApprovedPayload
 
 
 # Domain decisions (owned by their modules, registered centrally).
 
 
-class QuestionAdmitted(Event, tag="question_admitted", frozen=True):
+class QuestionAdmitted(Event, tag="question_admitted", frozen=True, kw_only=True):
     payload: QuestionAdmittedPayload
 
 
-class QuestionRefused(Event, tag="question_refused", frozen=True):
+class QuestionRefused(Event, tag="question_refused", frozen=True, kw_only=True):
     payload: QuestionRefusedPayload
 
 
-class ConceptClarified(Event, tag="concept_clarified", frozen=True):
+class ConceptClarified(Event, tag="concept_clarified", frozen=True, kw_only=True):
     payload: ConceptClarifiedPayload
 
 
-class AmbiguityOpen(Event, tag="ambiguity_open", frozen=True):
+class AmbiguityOpen(Event, tag="ambiguity_open", frozen=True, kw_only=True):
     payload: AmbiguityOpenPayload
 
 
-class ValueGrounded(Event, tag="value_grounded", frozen=True):
+class ValueGrounded(Event, tag="value_grounded", frozen=True, kw_only=True):
     payload: ValueGroundedPayload
 
 
-class MemoryApplied(Event, tag="memory_applied", frozen=True):
+class MemoryApplied(Event, tag="memory_applied", frozen=True, kw_only=True):
     payload: MemoryAppliedPayload
 
 
-class MemoryRejected(Event, tag="memory_rejected", frozen=True):
+class MemoryRejected(Event, tag="memory_rejected", frozen=True, kw_only=True):
     payload: MemoryRejectedPayload
 
 
-class QuestionRewritten(Event, tag="question_rewritten", frozen=True):
+class QuestionRewritten(Event, tag="question_rewritten", frozen=True, kw_only=True):
     payload: QuestionRewrittenPayload
 
 
-class SchemaLinked(Event, tag="schema_linked", frozen=True):
+class SchemaLinked(Event, tag="schema_linked", frozen=True, kw_only=True):
     payload: SchemaLinkedPayload
 
 
-class EvidenceAccepted(Event, tag="evidence_accepted", frozen=True):
+class EvidenceAccepted(Event, tag="evidence_accepted", frozen=True, kw_only=True):
     payload: EvidenceDecisionPayload
 
 
-class EvidenceRejected(Event, tag="evidence_rejected", frozen=True):
+class EvidenceRejected(Event, tag="evidence_rejected", frozen=True, kw_only=True):
     payload: EvidenceDecisionPayload
 
 
-class ConceptFormulaApproved(Event, tag="concept_formula_approved", frozen=True):
+class ConceptFormulaApproved(Event, tag="concept_formula_approved", frozen=True, kw_only=True):
     payload: ConceptFormulaPayload
 
 
-class ConceptFormulaRejected(Event, tag="concept_formula_rejected", frozen=True):
+class ConceptFormulaRejected(Event, tag="concept_formula_rejected", frozen=True, kw_only=True):
     payload: ConceptFormulaPayload
 
 
-class EvidenceConsulted(Event, tag="evidence_consulted", frozen=True):
+class EvidenceConsulted(Event, tag="evidence_consulted", frozen=True, kw_only=True):
     payload: EvidenceConsultedPayload
 
 
-class CteApproved(Event, tag="cte_approved", frozen=True):
+class CteApproved(Event, tag="cte_approved", frozen=True, kw_only=True):
     payload: CteApprovedPayload
 
 
-class SqlApproved(Event, tag="sql_approved", frozen=True):
+class SqlApproved(Event, tag="sql_approved", frozen=True, kw_only=True):
     payload: SqlApprovedPayload
 
 
-class ResultVerified(Event, tag="result_verified", frozen=True):
+class ResultVerified(Event, tag="result_verified", frozen=True, kw_only=True):
     payload: ResultVerifiedPayload
 
 
-class DatamartDefined(Event, tag="datamart_defined", frozen=True):
+class DatamartDefined(Event, tag="datamart_defined", frozen=True, kw_only=True):
     payload: DatamartDefinedPayload
 
 
-class DatamartSkipped(Event, tag="datamart_skipped", frozen=True):
+class DatamartSkipped(Event, tag="datamart_skipped", frozen=True, kw_only=True):
     payload: ReasonPayload
 
 
-class MemoryPromoted(Event, tag="memory_promoted", frozen=True):
+class MemoryPromoted(Event, tag="memory_promoted", frozen=True, kw_only=True):
     payload: MemoryPromotedPayload
 
 
-class MemoryPromotionDeclined(Event, tag="memory_promotion_declined", frozen=True):
+class MemoryPromotionDeclined(Event, tag="memory_promotion_declined", frozen=True, kw_only=True):
     payload: MemoryPromotionDeclinedPayload
 
 
@@ -424,14 +491,17 @@ class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     version: int
     owner: str
-    category: Literal["kernel", "decision", "receipt"]
+    category: Literal["kernel", "decision", "receipt", "registry"]
     cls: builtins.type[Event]
     payload: builtins.type[Payload]
     description: str
 
 
 def _info(
-    cls: type[Event], owner: str, category: Literal["kernel", "decision", "receipt"], doc: str
+    cls: type[Event],
+    owner: str,
+    category: Literal["kernel", "decision", "receipt", "registry"],
+    doc: str,
 ) -> EventTypeInfo:
     tag = cls.__struct_config__.tag
     assert isinstance(tag, str)
@@ -470,6 +540,10 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(SessionFinalized, _K, "kernel", "The session was finalized; it is now immutable."),
         _info(SessionDerived, _K, "kernel", "This session derives from a finalized one."),
         _info(ContributionFailed, _K, "kernel", "A contribution to an extension point failed."),
+        _info(LedgerRepaired, _K, "kernel", "A human repaired the ledger (quarantine, re-anchor)."),
+        _info(ReviewerAdded, _K, "registry", "A reviewer's public key joined the registry."),
+        _info(ReviewerRevoked, _K, "registry", "A reviewer's key was revoked."),
+        _info(WorkflowApproved, _K, "registry", "A reviewer approved a custom workflow file."),
         _info(QuestionAdmitted, "disambiguation", "decision", "Admission accepted the question."),
         _info(QuestionRefused, "disambiguation", "decision", "Admission refused the question."),
         _info(ConceptClarified, "disambiguation", "decision", "A concept's meaning was chosen."),
@@ -502,6 +576,10 @@ DECISION_TYPES: frozenset[str] = frozenset(
 )
 RECEIPT_TYPES: frozenset[str] = frozenset(
     name for name, info in EVENT_TYPES.items() if info.category == "receipt"
+)
+#: entries of the workspace's reviewer registry; never valid in a session ledger
+REGISTRY_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "registry"
 )
 
 DecisionType = Literal[
@@ -544,6 +622,10 @@ AnyEvent = (
     | SessionFinalized
     | SessionDerived
     | ContributionFailed
+    | LedgerRepaired
+    | ReviewerAdded
+    | ReviewerRevoked
+    | WorkflowApproved
     | QuestionAdmitted
     | QuestionRefused
     | ConceptClarified
@@ -607,7 +689,9 @@ def payload_from_builtins(event_type: str, payload: Any) -> Payload:
     return msgspec.convert(payload, info.payload, strict=True)
 
 
-def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str, batch_left: int = 0) -> Event:
+def stamp(
+    draft: EventDraft, *, seq: int, ts: str, prev: str, batch_left: int = 0, sig: str | None = None
+) -> Event:
     """Turn a draft into the event the ledger writes (the only place events are built)."""
     info = EVENT_TYPES[draft.type]
     if not isinstance(draft.payload, info.payload):
@@ -625,8 +709,16 @@ def stamp(draft: EventDraft, *, seq: int, ts: str, prev: str, batch_left: int = 
         causation=draft.causation,
         batch_left=batch_left,
         prev=prev,
+        sig=sig,
         payload=draft.payload,
     )
+
+
+def canonical_bytes(event: Event) -> bytes:
+    """The bytes a signature covers: the line without ``sig`` (ARCHITECTURE §3.9)."""
+    if event.sig is None:
+        return _ENCODER.encode(event)
+    return _ENCODER.encode(msgspec.structs.replace(event, sig=None))
 
 
 _INFO_BY_CLASS: dict[builtins.type[Event], EventTypeInfo] = {

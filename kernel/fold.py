@@ -226,7 +226,10 @@ class _Builder:
             ev.SessionResumed: self._session_resumed,
             ev.SessionFinalized: self._session_finalized,
             ev.SessionDerived: self._session_derived,
+            ev.LedgerRepaired: self._ignore,
         }
+        for name in ev.REGISTRY_TYPES:  # never written to a session; replay reports them
+            self.handlers[ev.EVENT_TYPES[name].cls] = self._ignore
         for name in ev.DECISION_TYPES:
             self.handlers[ev.EVENT_TYPES[name].cls] = self._decision
         for name in ev.RECEIPT_TYPES:
@@ -430,6 +433,9 @@ class _Builder:
         self.decisions[event.seq] = decision
         if i >= 0:
             self.live_decisions[i][event.seq] = decision
+
+    def _ignore(self, event: ev.Event) -> None:
+        pass
 
     def _receipt(self, event: ev.Event) -> None:
         self.receipts.append(event.seq)

@@ -110,8 +110,10 @@ def validate_proposed_event(
     info = ev.EVENT_TYPES.get(proposed.type)
     if info is None:
         raise UsageError(f"unknown event type {proposed.type!r}")
-    if info.category == "kernel":
-        raise PolicyError(f"{proposed.type!r} is a kernel event; modules cannot propose it")
+    if info.category in ("kernel", "registry"):
+        raise PolicyError(
+            f"{proposed.type!r} is a {info.category} event; modules cannot propose it"
+        )
     if proposed.type not in step.emits and proposed.type not in workflow.receipts:
         allowed = ", ".join(step.emits) or "none"
         raise PolicyError(f"stage {step.id} may not emit {proposed.type!r} (it emits: {allowed})")

@@ -136,6 +136,7 @@ def render_ledger_doc() -> str:
         "| `batch_left` | lines of the same append batch still to come; 0 ends the batch. A batch "
         "is all or nothing: one cut short by a crash is part of the torn tail |",
         "| `prev` | SHA-256 (hex) of the previous line's bytes; line 1 chains from "
+        "| `sig` | signed mode only: the reviewer's Ed25519 signature of a human decision over the line without `sig` (`ed25519:<key id>:<base64>`); absent otherwise |",
         "SHA-256(`tht-ledger-genesis:` + session id) |",
         "| `payload` | the type's body, validated by its schema |",
         "",
@@ -149,6 +150,7 @@ def render_ledger_doc() -> str:
         ("kernel", "Kernel events"),
         ("decision", "Domain decisions (DecisionType)"),
         ("receipt", "Receipts"),
+        ("registry", "Reviewer registry entries (workspace-level ledger)"),
     ):
         lines += [f"### {title}", ""]
         for name in sorted(EVENT_TYPES):

@@ -217,8 +217,8 @@ def _compile(model: Any, digest: str) -> tuple[WorkflowSpec, list[tuple[tuple[An
             info = EVENT_TYPES.get(name)
             if info is None:
                 problems.append(((*loc, "emits", i), f"unknown event type {name!r}"))
-            elif info.category == "kernel":
-                problems.append(((*loc, "emits", i), f"{name!r} is a kernel event type"))
+            elif info.category in ("kernel", "registry"):
+                problems.append(((*loc, "emits", i), f"{name!r} is a {info.category} event type"))
         for i, name in enumerate(step.artifacts):
             if not _ARTIFACT.match(name) or ".." in name.split("/"):
                 problems.append(((*loc, "artifacts", i), f"{name!r} is not a relative file name"))
