@@ -136,8 +136,9 @@ def render_ledger_doc() -> str:
         "| `batch_left` | lines of the same append batch still to come; 0 ends the batch. A batch "
         "is all or nothing: one cut short by a crash is part of the torn tail |",
         "| `prev` | SHA-256 (hex) of the previous line's bytes; line 1 chains from "
-        "| `sig` | signed mode only: the reviewer's Ed25519 signature of a human decision over the line without `sig` (`ed25519:<key id>:<base64>`); absent otherwise |",
         "SHA-256(`tht-ledger-genesis:` + session id) |",
+        "| `sig` | signed mode only: the reviewer's Ed25519 signature of a human decision over "
+        "the line without `sig` (`ed25519:<key id>:<base64>`); absent otherwise |",
         "| `payload` | the type's body, validated by its schema |",
         "",
         "`ledger.head` beside the ledger anchors the last acknowledged `(seq, head)`, so editing",
