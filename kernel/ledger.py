@@ -31,7 +31,7 @@ import mmap
 import os
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +62,15 @@ __all__ = [
     "LedgerRead",
     "LedgerTail",
     "Problem",
+    "Signer",
     "TornTail",
     "VerifyReport",
     "genesis_hash",
     "line_hash",
 ]
+
+#: signs a stamped event (signed mode): its ``sig``, or None when the event is not signed
+Signer = Callable[[Event], "str | None"]
 
 _FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one page
 _CHUNK = 65536
@@ -209,9 +213,18 @@ class Ledger:
             os.close(fd)
 
     def append(
-        self, drafts: Sequence[EventDraft], *, expected_last_seq: int, clock: Clock
+        self,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_last_seq: int,
+        clock: Clock,
+        signer: Signer | None = None,
     ) -> AppendResult:
         """Append one batch durably, or raise ``ConflictError`` and write nothing.
+
+        ``signer`` (signed mode) is called under the lock with each stamped event once its
+        ``prev`` is known; it returns the event's ``sig`` (or None for an event that is not
+        signed), computed over :func:`~kernel.events.canonical_bytes`.
 
         The writer's descriptors (lock, ledger, anchor) stay open between appends of this
         ``Ledger`` object in this process, and the tail it wrote last is reused when the file is
@@ -224,10 +237,14 @@ class Ledger:
                 raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
             return AppendResult(events=[], head=tail.head)
         with self._mutex:  # threads share this object's descriptors; flock guards processes
-            return self._append_locked(drafts, expected_last_seq, clock)
+            return self._append_locked(drafts, expected_last_seq, clock, signer)
 
     def _append_locked(
-        self, drafts: Sequence[EventDraft], expected_last_seq: int, clock: Clock
+        self,
+        drafts: Sequence[EventDraft],
+        expected_last_seq: int,
+        clock: Clock,
+        signer: Signer | None,
     ) -> AppendResult:
         writer = self._writer_handles()
         fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
@@ -265,6 +282,10 @@ class Ledger:
             for position, draft in enumerate(drafts):
                 seq += 1
                 event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
+                if signer is not None:
+                    sig = signer(event)
+                    if sig is not None:
+                        event = msgspec.structs.replace(event, sig=sig)
                 line = encode_event(event)
                 prev = line_hash(line)
                 events.append(event)

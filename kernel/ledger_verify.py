@@ -87,8 +87,13 @@ def verify_ledger_bytes(
     anchor: tuple[int, str] | None,
     *,
     anchor_name: str = "ledger.head",
+    first_type: str = "session_created",
 ) -> VerifyReport:
-    """Verify a ledger's bytes against its anchor (pure: no I/O)."""
+    """Verify a ledger's bytes against its anchor (pure: no I/O).
+
+    ``session_id`` is the ledger's id (it seeds the genesis hash); ``first_type`` the type its
+    first line must have (``session_created`` for a session, e.g. ``reviewer_added`` for the
+    reviewer registry)."""
     problems: list[Problem] = []
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]
@@ -128,8 +133,8 @@ def verify_ledger_bytes(
             problems.append(
                 Problem("seq", f"expected seq {index}, found {event.seq}", index, event.seq)
             )
-        if index == 1 and info.type != "session_created":
-            problems.append(Problem("first_event", "the first event is not session_created", 1))
+        if index == 1 and info.type != first_type:
+            problems.append(Problem("first_event", f"the first event is not {first_type}", 1))
         if event.prev != prev:
             problems.append(
                 Problem(

@@ -151,6 +151,11 @@ class Workspace:
         return self.evidence_dir / "units"
 
     @property
+    def reviewers_dir(self) -> Path:
+        """``reviewers/``: the reviewer registry, a workspace-level ledger (ARCHITECTURE §3.9)."""
+        return self.root / "reviewers"
+
+    @property
     def state_dir(self) -> Path:
         """``.tht/``: rebuildable local state (vector data, caches, outbox)."""
         return self.root / ".tht"
