@@ -54,6 +54,7 @@ def _register() -> None:
         evidence,
         hooks,
         ledger,
+        reviewer,
         route,
         search,
         session,
@@ -77,6 +78,7 @@ def _register() -> None:
     app.add_typer(analytics.app, name="analytics")
     app.add_typer(evidence.app, name="evidence")
     app.add_typer(search.app, name="search")
+    app.add_typer(reviewer.app, name="reviewer")
 
 
 _register()
