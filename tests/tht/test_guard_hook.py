@@ -122,9 +122,36 @@ def test_hook_never_fails_on_any_input(raw: bytes) -> None:
     assert out == "" or json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_oversized_payload_mentioning_tht_is_refused() -> None:
-    done = _run(
-        b'{"tool_name": "Bash", "tool_input": {"command": "tht ' + b"x" * 1_100_000 + b'"}}'
-    )
+def test_oversized_command_is_parsed_whole_not_cut() -> None:
+    padding = "x" * 1_100_000
+    payload = {
+        "tool_name": "Bash",
+        "tool_input": {"command": f"echo {padding}; tht review answer 3"},
+    }
+    done = _run(json.dumps(payload).encode())
     assert done.returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_absurdly_large_stdin_is_refused() -> None:
+    done = _run(b" " * (65 * 1024 * 1024))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_invalid_utf8_and_odd_json_do_not_crash() -> None:
+    for raw in (b"\xff\xfe{", b"[1, 2]", b"null", b'{"tool_input": 3}', b'{"tool_name": "Bash"}'):
+        done = _run(raw)
+        assert done.returncode == 0
+        assert done.stdout == b"" or json.loads(done.stdout)["hookSpecificOutput"]
+
+
+def test_internal_error_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tht.hooks.guard_hook as guard
+
+    def boom(*_: object, **__: object) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(guard, "_analyse_text", boom)
+    reason = check_tool_call(bash("ls"))
+    assert reason is not None and "fail closed" in reason
