@@ -92,6 +92,17 @@ def invocation_id(step: StepSpec, view: StageView) -> str:
 
 
 def check_artifact_name(name: str) -> None:
+    """A relative, portable file name, checked before anything is written (exit 2).
+
+    Refused: empty, absolute, ``.``/``..``/empty components, backslashes; any component over 200
+    UTF-8 bytes or a name over 1000 (the store adds a temporary suffix to a component and the
+    session folder to the path: past the file system's 255-byte component limit the write fails
+    *after* the ledger append); control, format (bidi overrides, zero-width) and separator
+    characters; names not in Unicode NFC (``cafe\u0301`` and ``café`` would be two artifacts
+    that look — and on some file systems are — the same file).
+    """
+    import unicodedata
+
     parts = name.split("/")
     if (
         not name
@@ -101,6 +112,32 @@ def check_artifact_name(name: str) -> None:
         or "\x00" in name
     ):
         raise UsageError(f"artifact name {name!r} is not a relative file name")
+    shown = repr(name if len(name) <= 80 else name[:80] + "…")
+    longest = max(len(p.encode("utf-8", errors="surrogatepass")) for p in parts)
+    if longest > 200:
+        raise UsageError(
+            f"artifact name {shown}: a path component is {longest} UTF-8 bytes (at most 200)"
+        )
+    total = len(name.encode("utf-8", errors="surrogatepass"))
+    if total > 1000:
+        raise UsageError(f"artifact name {shown}: {total} UTF-8 bytes (at most 1000)")
+    bad = next(
+        (
+            ch
+            for ch in name
+            if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+        ),
+        None,
+    )
+    if bad is not None:
+        raise UsageError(
+            f"artifact name {shown}: contains the control or invisible character U+{ord(bad):04X}"
+        )
+    if unicodedata.normalize("NFC", name) != name:
+        raise UsageError(
+            f"artifact name {shown} is not in Unicode NFC; use "
+            f"{unicodedata.normalize('NFC', name)!r}"
+        )
 
 
 def validate_proposed_event(

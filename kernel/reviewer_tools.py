@@ -18,6 +18,7 @@ A proposal file::
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
@@ -26,9 +27,39 @@ from kernel import events as ev
 from kernel.errors import UsageError
 from kernel.outcomes import ArtifactChange, Failure, ModuleOutcome, ReviewRequest, RevisionRequest
 
-__all__ = ["MAX_PROPOSAL_BYTES", "Proposal", "outcome_from_proposal", "parse_proposal"]
+__all__ = [
+    "MAX_PROPOSAL_BYTES",
+    "MAX_PROPOSAL_DEPTH",
+    "Proposal",
+    "check_json_depth",
+    "outcome_from_proposal",
+    "parse_proposal",
+]
 
 MAX_PROPOSAL_BYTES = 4 * 1024 * 1024
+# Arrays/objects nested deeper than this are refused before decoding (a proposal's own structure
+# takes 5 levels to reach an event payload; a decoder, schema check or canonical encoder would
+# otherwise hit the recursion limit on ``[[[[…`` and fail with exit 1).
+MAX_PROPOSAL_DEPTH = 64
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+_JSON_NESTING = re.compile(rb"[\[\]{}]")
+
+
+def check_json_depth(data: bytes, source: str, limit: int = MAX_PROPOSAL_DEPTH) -> None:
+    """Refuse (exit 2) JSON whose arrays/objects nest deeper than ``limit``, without recursing.
+
+    Strings are blanked first (brackets inside them do not count); a linear scan then tracks the
+    depth and stops at the first level past the limit.
+    """
+    depth = 0
+    for match in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', data)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                raise UsageError(f"{source}: JSON nested deeper than {limit} levels")
+        else:
+            depth -= 1
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -76,12 +107,15 @@ def parse_proposal(data: bytes, source: str = "proposal") -> Proposal:
     """Decode and validate a proposal file; errors name the file and the JSON path (exit 2)."""
     if len(data) > MAX_PROPOSAL_BYTES:
         raise UsageError(f"{source}: larger than {MAX_PROPOSAL_BYTES} bytes")
+    check_json_depth(data, source)
     try:
         return _DECODER.decode(data)
     except msgspec.ValidationError as err:
         raise UsageError(f"{source}: invalid proposal: {err}") from err
     except msgspec.DecodeError as err:
         raise UsageError(f"{source}: not valid JSON: {err}") from err
+    except RecursionError as err:  # belt and braces: the depth check comes first
+        raise UsageError(f"{source}: JSON nested too deeply") from err
 
 
 def _event(proposed: ProposalEvent) -> ev.ProposedEvent:

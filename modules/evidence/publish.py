@@ -10,13 +10,22 @@
    the last point written is the generation's completion marker;
 5. activate only if it passes: the generation record is replaced atomically, then the points of
    every other generation are deleted. A failing candidate is deleted and nothing changes.
+
+The whole run holds an exclusive, non-blocking ``flock`` on ``.tht/evidence/publish.lock``
+(:func:`publish_lock`): a second concurrent publish fails at once with exit 4 and changes
+nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from kernel.errors import PolicyError
+from kernel.errors import ConflictError, PolicyError, UsageError
 from modules.evidence.capabilities import EvidenceCapabilities
 from modules.evidence.catalog import load_evidence
 from modules.evidence.eval_set import EvalCase, load_eval_set
@@ -47,7 +56,9 @@ from modules.evidence.retrieval import (
 )
 from modules.evidence.staging import apply_atomically
 
-__all__ = ["PublishReport", "publish"]
+__all__ = ["PUBLISH_LOCK", "PublishReport", "publish", "publish_lock"]
+
+PUBLISH_LOCK = "publish.lock"
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,54 @@ class PublishReport:
         }
 
 
-def publish(caps: EvidenceCapabilities) -> PublishReport:
+@contextlib.contextmanager
+def publish_lock(state_dir: Path) -> Iterator[None]:
+    """Hold the workspace's exclusive publish lock, ``.tht/evidence/publish.lock``.
+
+    Non-blocking: when another process holds it, :class:`ConflictError` (exit 4) naming its pid
+    is raised before anything is read or written. The lock file is never deleted (deleting it
+    would let two holders lock two different files); it holds the holder's pid.
+    """
+    import fcntl
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / PUBLISH_LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot open the publish lock: {err.strerror}") from err
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise UsageError(f"{path}: cannot lock: {err.strerror}") from err
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ConflictError(
+                f"another `tht evidence publish` is running (pid {holder}); nothing was changed",
+                details={"pid": int(holder) if holder.isdigit() else None, "lock": str(path)},
+            ) from err
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def publish(caps: EvidenceCapabilities, *, lock: bool = True) -> PublishReport:
+    """Publish (see the module docstring) under :func:`publish_lock`; ``lock=False`` when the
+    caller already holds it (the CLI holds it across opening and closing the vector store)."""
+    if not lock:
+        return _publish(caps)
+    with publish_lock(caps.paths.state_dir):
+        return _publish(caps)
+
+
+def _publish(caps: EvidenceCapabilities) -> PublishReport:
     from kernel.vectors import VectorFilter
 
     paths, settings = caps.paths, caps.settings

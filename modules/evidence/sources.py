@@ -9,6 +9,9 @@ the kind defaults) are read; other keys are left to whoever wrote them.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -55,8 +58,16 @@ class SourceDocument:
         return collapse_ws(self.text)
 
 
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
+
 def list_sources(sources_dir: Path) -> list[str]:
-    """Relative POSIX paths of every source file, sorted; hidden files and folders skipped."""
+    """Relative POSIX paths of every source entry, sorted; hidden files and folders skipped.
+
+    An entry is listed by what it *is* (``lstat``), not what it points to: a symlink, FIFO or
+    device with a source suffix is listed too, so :func:`read_source` refuses it by name
+    instead of it being silently followed or skipped.
+    """
     if not sources_dir.is_dir():
         return []
     out = []
@@ -64,23 +75,97 @@ def list_sources(sources_dir: Path) -> list[str]:
         rel = path.relative_to(sources_dir)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        if path.is_file() and path.suffix.lower() in SOURCE_SUFFIXES:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            continue
+        if path.suffix.lower() in SOURCE_SUFFIXES or stat.S_ISLNK(mode):
             out.append(rel.as_posix())
     return sorted(out)
 
 
+def _refusal(sources_dir: Path, rel: str) -> str | None:
+    """Why ``rel`` is not a plain source: a symlink anywhere on its path, a resolved path outside
+    ``evidence/sources/``, or not a regular file (FIFO, device, socket, folder)."""
+    shown = f"evidence/sources/{rel}"
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or ".." in parts:
+        return f"{shown}: a source path must stay under evidence/sources/"
+    current = sources_dir
+    for part in parts:
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            return None  # reported as "source not found" by the read
+        except OSError as err:
+            return f"{shown}: cannot read: {err.strerror}"
+        if stat.S_ISLNK(mode):
+            return (
+                f"{shown}: is a symbolic link; a source must be a regular file under "
+                "evidence/sources/ (copy the document in instead)"
+            )
+    try:
+        resolved = (sources_dir / rel).resolve(strict=True)
+        base = sources_dir.resolve(strict=True)
+    except OSError as err:
+        return f"{shown}: cannot read: {err.strerror}"
+    if not resolved.is_relative_to(base):
+        return f"{shown}: resolves outside evidence/sources/"
+    if not stat.S_ISREG(mode):
+        return f"{shown}: not a regular file (FIFO, device or socket); a source must be a file"
+    return None
+
+
+def _read_bounded(path: Path, shown: str) -> bytes:
+    """Read by fd: no symlink followed, never blocks on a FIFO, regular files only, bounded."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError as err:
+        raise UsageError(f"{shown}: source not found") from err
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UsageError(
+                f"{shown}: is a symbolic link; a source must be a regular file"
+            ) from err
+        raise UsageError(f"{shown}: cannot read: {err.strerror}") from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{shown}: not a regular file (FIFO, device or socket)")
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise UsageError(f"{shown}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > MAX_SOURCE_BYTES:
+                raise UsageError(f"{shown}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as err:
+        raise UsageError(f"{shown}: cannot read: {err.strerror}") from err
+    finally:
+        os.close(fd)
+
+
 def read_source(sources_dir: Path, rel: str) -> SourceDocument:
-    """Read and normalize one source; unreadable, non-UTF-8 or bad front matter → exit 2."""
+    """Read and normalize one source; unreadable, non-UTF-8 or bad front matter → exit 2.
+
+    A symlink (anywhere on the path), a path resolving outside ``evidence/sources/`` or an
+    entry that is not a regular file is refused (exit 2) and never opened for reading.
+    """
     import yaml
 
     path = sources_dir / rel
     shown = f"evidence/sources/{rel}"
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as err:
-        raise UsageError(f"{shown}: source not found") from err
-    except OSError as err:
-        raise UsageError(f"{shown}: cannot read: {err}") from err
+    refusal = _refusal(sources_dir, rel)
+    if refusal is not None:
+        raise UsageError(refusal, details={"source": rel})
+    raw = _read_bounded(path, shown)
     try:
         text = normalize_text(raw.decode("utf-8"))
     except UnicodeDecodeError as err:

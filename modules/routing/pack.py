@@ -9,9 +9,11 @@ Layout (UTF-8, one record per line, built by :mod:`modules.routing.catalog_build
     ...
 
 Index keys are normalized n-grams (``modules.routing.text``), ``ext:<extension>`` and
-``@<id>`` (explicit mention of an id). The hook memory-maps the file, parses the header and
-finds each key of the prompt by binary search over the sorted lines, so its cost grows with the
-prompt and with the logarithm of the catalog, not with the catalog's size. Targets are parsed only
+``@<id>`` (explicit mention of an id). The hook reads the file into memory (copy-on-read: opened
+by fd with ``O_NONBLOCK``, refused unless ``fstat`` says it is a regular file, bounded by
+:data:`MAX_PACK_BYTES` — never memory-mapped, so a catalog truncated or rewritten in place while
+in use cannot raise SIGBUS, and a FIFO cannot block it), validates the header and every offset,
+then finds each key of the prompt by binary search over the sorted lines. Targets are parsed only
 when a key points at them.
 
 Standard library only (hot path).
@@ -19,8 +21,10 @@ Standard library only (hot path).
 
 from __future__ import annotations
 
+import errno
 import json
-import mmap
+import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATALOG_KIND",
+    "MAX_PACK_BYTES",
     "SCHEMA_VERSION",
     "SIGNALS_VERSION",
     "CatalogError",
@@ -45,6 +50,8 @@ SCHEMA_VERSION = 1
 # and route badly without saying so, so it is refused with a message to rebuild it.
 # 2: bilingual lexicon concepts, typo keys, role keys, meta words out of catalog n-grams.
 SIGNALS_VERSION = 2
+# A compiled catalog is a few hundred KiB; anything past this bound is not read.
+MAX_PACK_BYTES = 64 * 1024 * 1024
 
 
 class CatalogError(Exception):
@@ -89,7 +96,7 @@ def encode_pack(
 
 
 class CatalogPack:
-    """Read access to a compiled catalog (memory-mapped; keys found by binary search)."""
+    """Read access to a compiled catalog (an in-memory copy; keys found by binary search)."""
 
     __slots__ = ("_base", "_buf", "_end", "_start", "_targets", "header", "path")
 
@@ -179,17 +186,64 @@ class CatalogPack:
         return None
 
 
-def open_pack(path: str | Path) -> CatalogPack:
-    """Open a compiled catalog; :class:`CatalogError` names the file and the problem."""
-    name = str(path)
+def _read_catalog(name: str) -> bytes:
+    """The whole file, copied into memory: opened by fd without blocking (a FIFO or a device
+    never hangs the hook), regular files only, at most :data:`MAX_PACK_BYTES`."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(name, "rb") as handle:
-            size = handle.seek(0, 2)
-            if size == 0:
-                raise CatalogError(f"{name}: empty file, not a compiled routing catalog")
-            buf: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        fd = os.open(name, flags)
     except OSError as err:
         raise CatalogError(f"{name}: cannot read: {err.strerror or err}") from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CatalogError(f"{name}: not a regular file (FIFO, device or folder)")
+        if info.st_size > MAX_PACK_BYTES:
+            raise CatalogError(f"{name}: larger than {MAX_PACK_BYTES // (1024 * 1024)} MiB")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                chunk = os.read(fd, max(info.st_size - total, 0) + 65536)
+            except OSError as err:
+                if err.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise CatalogError(f"{name}: would block; not a regular file") from err
+                raise
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > MAX_PACK_BYTES:
+                raise CatalogError(f"{name}: larger than {MAX_PACK_BYTES // (1024 * 1024)} MiB")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as err:
+        raise CatalogError(f"{name}: cannot read: {err.strerror or err}") from err
+    finally:
+        os.close(fd)
+
+
+def _valid_offsets(header: dict[str, Any], size: int) -> bool:
+    """Every offset of the header is an int inside the body and the index lies after them."""
+    offsets = header.get("targetOffsets")
+    start, end = header.get("indexStart"), header.get("indexEnd")
+    if not isinstance(offsets, list) or not all(type(v) is int for v in (start, end, *offsets)):
+        return False
+    assert isinstance(start, int) and isinstance(end, int)
+    if not 0 <= start <= end <= size:
+        return False
+    return all(0 <= o < start for o in offsets) if offsets else True
+
+
+def open_pack(path: str | Path) -> CatalogPack:
+    """Open a compiled catalog; :class:`CatalogError` names the file and the problem.
+
+    The file is read once into memory (see the module docstring): later changes to it — a
+    rewrite in place, a truncation — cannot affect, or crash, a pack already opened.
+    """
+    name = str(path)
+    buf = _read_catalog(name)
+    if not buf:
+        raise CatalogError(f"{name}: empty file, not a compiled routing catalog")
     newline = buf.find(b"\n")
     if newline < 0:
         raise CatalogError(f"{name}: not a compiled routing catalog (no header line)")
@@ -197,6 +251,8 @@ def open_pack(path: str | Path) -> CatalogPack:
         header = json.loads(buf[:newline])
     except ValueError as err:
         raise CatalogError(f"{name}: header is not JSON ({err})") from err
+    except RecursionError as err:
+        raise CatalogError(f"{name}: header nests too deeply") from err
     if not isinstance(header, dict) or header.get("kind") != CATALOG_KIND:
         raise CatalogError(f"{name}: not a compiled routing catalog (header.kind)")
     if header.get("schemaVersion") != SCHEMA_VERSION:
@@ -210,13 +266,7 @@ def open_pack(path: str | Path) -> CatalogPack:
             f"this tht uses {SIGNALS_VERSION}; rebuild it with `tht route catalog build`"
         )
     base = newline + 1
-    try:
-        offsets = header["targetOffsets"]
-        end = base + int(header["indexEnd"])
-        ok = isinstance(offsets, list) and int(header["indexStart"]) >= 0 and end <= len(buf)
-    except (KeyError, TypeError, ValueError):
-        ok = False
-    if not ok:
+    if not _valid_offsets(header, len(buf) - base):
         raise CatalogError(f"{name}: header offsets do not match the file (truncated?)")
     return CatalogPack(name, buf, header, base)
 

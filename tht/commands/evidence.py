@@ -185,13 +185,16 @@ def publish_cmd(
 
     inv = invocation(workspace, json_, debug)
     runtime = open_evidence(inv.workspace)
-    from modules.evidence.publish import publish
+    from modules.evidence.publish import publish, publish_lock
 
-    try:
-        with progress_reporter(enabled=not inv.json, label="publishing") as progress:
-            report = publish(runtime.capabilities(progress))
-    finally:
-        runtime.close()
+    # one publish at a time per workspace: a second one exits 4 at once, changing nothing; the
+    # lock spans opening and closing the vector store too
+    with publish_lock(runtime.paths.state_dir):
+        try:
+            with progress_reporter(enabled=not inv.json, label="publishing") as progress:
+                report = publish(runtime.capabilities(progress), lock=False)
+        finally:
+            runtime.close()
     for warning in report.warnings:
         inv.note(f"warning: {warning}")
     body = report.to_json()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,6 +18,109 @@ artifact_app = typer.Typer(help="Artifacts: show one, verified against the ledge
 
 ReasonReq = Annotated[str | None, typer.Option("--reason", help="Why (required).")]
 
+# What `review show` prints of each artifact a review approves (the rest: `tht artifact show`).
+MAX_SHOWN_ARTIFACT_BYTES = 64 * 1024
+
+
+def read_input_file(file: Path, *, what: str, limit: int | None = None) -> bytes:
+    """The bytes of a ``--file`` input (``-``: stdin), read with a size bound.
+
+    A path is opened by fd with ``O_NONBLOCK`` and must be a regular file (a FIFO, ``/dev/zero``
+    or another device is refused, never read until memory runs out or forever); at most
+    ``limit + 1`` bytes are read, so anything larger is refused (exit 2) without being loaded.
+    """
+    import os
+    import stat
+
+    from kernel.errors import UsageError
+    from kernel.reviewer_tools import MAX_PROPOSAL_BYTES
+
+    bound = MAX_PROPOSAL_BYTES if limit is None else limit
+    too_big = f"{file}: {what} larger than {bound} bytes"
+    if str(file) == "-":
+        data = sys.stdin.buffer.read(bound + 1)
+        if len(data) > bound:
+            raise UsageError(f"stdin: {what} larger than {bound} bytes")
+        return data
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError as err:
+        raise UsageError(f"{file}: {what} not found") from err
+    except OSError as err:
+        raise UsageError(f"{file}: cannot read: {err.strerror or err}") from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(
+                f"{file}: not a regular file (FIFO, device or folder); give a {what} "
+                "path, or '-' for stdin"
+            )
+        if info.st_size > bound:
+            raise UsageError(too_big)
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, bound + 1 - total):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > bound:
+                raise UsageError(too_big)
+        return b"".join(chunks)
+    except OSError as err:
+        raise UsageError(f"{file}: cannot read: {err.strerror or err}") from err
+    finally:
+        os.close(fd)
+
+
+def _visible(text: str, *, multiline: bool = False) -> str:
+    from tht.render import visible
+
+    return visible(text, multiline=multiline)
+
+
+def _artifact_views(
+    app_: Any, sid: str, state: Any, names: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Each artifact a review carries, read through the kernel (verified against the SHA-256
+    the ledger recorded), its text bounded to :data:`MAX_SHOWN_ARTIFACT_BYTES`."""
+    from kernel.errors import ThtError
+
+    views: list[dict[str, Any]] = []
+    for name in names:
+        record = state.effective_artifact(name)
+        view: dict[str, Any] = {
+            "name": name,
+            "sha256": record.sha256 if record is not None else None,
+            "size": record.size if record is not None else None,
+            "content": None,
+            "truncated": False,
+        }
+        try:
+            data = app_.kernel.artifact(sid, name)
+        except ThtError as err:
+            view["error"] = err.message
+            views.append(view)
+            continue
+        view["size"] = len(data)
+        shown = data[:MAX_SHOWN_ARTIFACT_BYTES]
+        view["truncated"] = len(data) > len(shown)
+        try:
+            view["content"] = shown.decode("utf-8")
+        except UnicodeDecodeError as err:
+            if view["truncated"] and err.start >= len(shown) - 3:  # a character cut in two
+                view["content"] = shown[: err.start].decode("utf-8", errors="replace")
+            else:
+                view["binary"] = True
+        views.append(view)
+    return views
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    import json
+
+    subject = "" if event.get("subject") is None else f" subject={event['subject']}"
+    payload = json.dumps(event.get("payload", {}), ensure_ascii=False, sort_keys=True)
+    return f"{event['type']}{subject} payload={payload}"
+
 
 def propose(
     stage: Annotated[str, typer.Argument(help="Semantic stage id, e.g. disambiguation.")],
@@ -29,20 +132,11 @@ def propose(
 ) -> None:
     """The stage's owner turns a proposal into an outcome: a review request, or events applied
     directly where the stage policy allows."""
-    from kernel.errors import UsageError
-
     inv = invocation(workspace, json_, debug)
     source = str(file)
     if source == "-":
-        data = sys.stdin.buffer.read()
         source = "stdin"
-    else:
-        try:
-            data = file.read_bytes()
-        except FileNotFoundError as err:
-            raise UsageError(f"{file}: proposal file not found") from err
-        except OSError as err:
-            raise UsageError(f"{file}: cannot read: {err}") from err
+    data = read_input_file(file, what="proposal file")
     app_ = open_for(inv)
     sid = session_for(app_, session)
     applied = app_.propose(sid, stage, data, source)
@@ -57,7 +151,7 @@ def propose(
     )
     body = applied_json(applied, stage=stage, state=view.state if view else None, review=review)
     human = f"{stage}: {body['state']}" + (f" (review {review})" if review else "")
-    inv.emit(body, human)
+    inv.emit(body, human if inv.json else _visible(human))
 
 
 @review_app.command("list")
@@ -79,8 +173,16 @@ def review_list(
         return
     from tht.render import render_table
 
-    rows = [[r["seq"], r["stage"], r["kind"], r["prompt"]] for r in body]
-    inv.emit(body, render_table(["seq", "stage", "kind", "prompt"], rows))
+    def options(review: Any) -> str:
+        if review.kind in ("confirm", "revision"):
+            return "--approve | --reject"
+        return "; ".join(f"{o.id}: {o.label}" for o in review.options)
+
+    rows = [
+        [r["seq"], r["stage"], r["kind"], r["prompt"], options(review)]
+        for r, review in zip(body, state.open_reviews, strict=True)
+    ]
+    inv.emit(body, render_table(["seq", "stage", "kind", "prompt", "options"], rows))
 
 
 @review_app.command("show")
@@ -97,20 +199,49 @@ def review_show(
 
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
-    state = app_.kernel.load(session_for(app_, session)).state
+    sid = session_for(app_, session)
+    state = app_.kernel.load(sid).state
     review = state.review(seq)
     if review is None:
         if seq < 1 or seq > state.last_seq:
             raise NotFoundError(f"seq {seq} does not exist (last seq is {state.last_seq})")
         raise PolicyError(f"seq {seq} is not an open review request")
     body = review_json(review, full=True)
-    lines = [f"review {seq} ({review.stage}, {review.kind}): {review.prompt}"]
-    for option in review.options:
-        lines.append(f"  [{option.id}] {option.label}")
+    # beside the documented fields: what each artifact the review carries holds (verified)
+    body["artifact_contents"] = _artifact_views(app_, sid, state, review.artifacts)
+    if inv.json:
+        inv.emit(body)
+        return
+    v = _visible
+    lines = [f"review {seq} ({v(review.stage)}, {v(review.kind)}): {v(review.prompt)}"]
+    for option in body.get("options", []):
+        lines.append(f"  option [{v(option['id'])}] {v(option['label'])}")
+        if not option["events"]:
+            lines.append("    choosing it records no event beyond review_answered")
+        for event in option["events"]:
+            lines.append(f"    records: {v(_event_line(event))}")
+    if review.kind == "confirm":
+        lines.append(
+            "  --approve completes the stage, accepting the artifacts below; --reject does not"
+        )
     if review.target:
-        lines.append(f"  reopens: {review.target}")
-    for name in review.artifacts:
-        lines.append(f"  artifact: {name}")
+        lines.append(f"  reopens: {v(review.target)}")
+    for view in body["artifact_contents"]:
+        head = f"  artifact {v(view['name'])}"
+        if view.get("error"):
+            lines.append(f"{head}: NOT VERIFIED: {v(view['error'])}")
+            continue
+        lines.append(f"{head} (sha256 {view['sha256']}, {view['size']} bytes):")
+        if view["content"] is None:
+            lines.append("    (binary content; see `tht artifact show`)")
+        else:
+            for text_line in v(view["content"], multiline=True).split("\n"):
+                lines.append(f"    | {text_line}")
+        if view["truncated"]:
+            lines.append(
+                f"    … truncated: first {MAX_SHOWN_ARTIFACT_BYTES} of {view['size']} bytes "
+                f"shown; `tht artifact show {v(view['name'])}` prints it all"
+            )
     inv.emit(body, "\n".join(lines))
 
 
@@ -232,5 +363,11 @@ def artifact_show(
             }
         )
         return
-    sys.stdout.buffer.write(data)
+    if sys.stdout.isatty():  # a reviewer's terminal: never interpret escapes from an artifact
+        text = data.decode("utf-8", errors="backslashreplace")
+        sys.stdout.write(_visible(text, multiline=True))
+        if not text.endswith("\n"):
+            sys.stdout.write("\n")
+    else:  # a pipe or a file: the exact bytes
+        sys.stdout.buffer.write(data)
     sys.stdout.flush()

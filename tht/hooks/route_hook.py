@@ -11,8 +11,10 @@ shows an error. Whatever happens (no catalog, a corrupt one, bad input, a bug), 
 goes through untouched.
 
 Catalog: ``--catalog FILE``, else ``$THT_ROUTING_CATALOG``, else ``routing.catalog`` in the user
-config. One ``RoutingEvaluator`` event per prompt is appended, best effort, to
-``tht.paths.hook_log_file()``.
+config. It is read by fd into memory (``modules.routing.pack.open_pack``: ``O_NONBLOCK``, regular
+files only, size-bounded, no mmap), so a FIFO, a device or a catalog rewritten or truncated while
+in use gives no hint and a reason on stderr — never a hang or a SIGBUS. One
+``RoutingEvaluator`` event per prompt is appended, best effort, to ``tht.paths.hook_log_file()``.
 
 Hot path: standard library, ``tht.paths`` and the pure router only (no typer, pydantic, rich or
 HTTP client). The optional evaluator is imported only when the user config enables it.
@@ -113,7 +115,7 @@ def _run(args: list[str]) -> str:
     section: dict[str, Any] = {}
     catalog = _option(args, "--catalog") or os.environ.get("THT_ROUTING_CATALOG")
     config_file = str(paths.user_config_file())
-    if os.path.exists(config_file):
+    if _is_regular_file(config_file):  # a FIFO or device here would block the read
         from tht.hooks.route_config import load_routing_section
 
         section = load_routing_section(config_file, str(paths.user_data_dir()))
@@ -164,6 +166,8 @@ def _run(args: list[str]) -> str:
         from modules.routing.telemetry import build_event
 
         reason = "catalog-unavailable" if isinstance(err, CatalogError) else "internal-error"
+        detail = str(err) if isinstance(err, CatalogError) else type(err).__name__
+        _warn(f"no routing hint ({reason}): {detail}")
         event = build_event(
             ts=ts,
             request_id=request_id,
@@ -178,6 +182,26 @@ def _run(args: list[str]) -> str:
     if log_enabled:
         _append_log(event, str(paths.hook_log_file()))
     return out
+
+
+def _is_regular_file(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _warn(message: str) -> None:
+    """The reason there is no hint, on stderr (hosts show it only in verbose modes): one line,
+    bounded, control characters made visible. Best effort."""
+    try:
+        clean = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in message[:500])
+        sys.stderr.write(f"tht-route-hook: {clean}\n")
+        sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
