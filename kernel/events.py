@@ -21,6 +21,7 @@ import msgspec
 __all__ = [
     "DECISION_TYPES",
     "EVENT_TYPES",
+    "HUMAN_DECISION_TYPES",
     "KERNEL_TYPES",
     "RECEIPT_TYPES",
     "REGISTRY_TYPES",
@@ -80,15 +81,23 @@ class Event(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, g
 
 
 class WorkflowRef(Payload, frozen=True, kw_only=True):
+    """The session's workflow snapshot: the SHA-256 of its source bytes and of its compiled
+    form (so a command can trust the compiled cache only when it matches; absent in sessions
+    created before it was recorded, which then compile from the source)."""
+
     name: str
     version: int
     sha256: str
+    compiled: str | None = None
 
 
 class SessionCreatedPayload(Payload, frozen=True, kw_only=True):
     question: str
     workflow: WorkflowRef
     derived_from: str | None = None
+    #: ``signed``: every human event of this session must carry a valid reviewer signature
+    #: (ARCHITECTURE §3.9); recorded at creation so a later change of settings cannot relax it
+    human_decisions: Literal["signed", "unsigned"] = "unsigned"
 
 
 class Empty(Payload, frozen=True, kw_only=True):
@@ -176,6 +185,9 @@ class LedgerRepairedPayload(Payload, frozen=True, kw_only=True):
     quarantined_sha256: str | None = None
     accepted_from: int | None = None  # first seq past the old anchor the reviewer accepted
     accepted_to: int | None = None
+    missing_from: int | None = None  # seqs the old anchor acknowledged that were gone
+    missing_to: int | None = None
+    problems: tuple[str, ...] = ()  # what verify reported before the repair
 
 
 # Reviewer registry (a workspace-level ledger, ARCHITECTURE §3.9): who may sign human decisions.
@@ -576,6 +588,28 @@ DECISION_TYPES: frozenset[str] = frozenset(
 )
 RECEIPT_TYPES: frozenset[str] = frozenset(
     name for name, info in EVENT_TYPES.items() if info.category == "receipt"
+)
+#: decisions only a human's choice may record (ARCHITECTURE §3.9): never applied directly by an
+#: agent or a module, whatever a workflow file says — a workflow whose ``automatic`` step emits
+#: one is refused, and the replay rejects one that is not the option a human chose
+HUMAN_DECISION_TYPES: frozenset[str] = frozenset(
+    {
+        "concept_clarified",
+        "value_grounded",
+        "memory_applied",
+        "memory_rejected",
+        "question_rewritten",
+        "schema_linked",
+        "evidence_accepted",
+        "evidence_rejected",
+        "concept_formula_approved",
+        "concept_formula_rejected",
+        "cte_approved",
+        "sql_approved",
+        "datamart_defined",
+        "memory_promoted",
+        "memory_promotion_declined",
+    }
 )
 #: entries of the workspace's reviewer registry; never valid in a session ledger
 REGISTRY_TYPES: frozenset[str] = frozenset(

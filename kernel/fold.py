@@ -20,6 +20,7 @@ from typing import Literal
 import msgspec
 
 from kernel import events as ev
+from kernel.replay import HumanCheck, IntegrityIssue, Replay, ReplayContext
 from kernel.workflow import StepKind, WorkflowSpec
 
 __all__ = [
@@ -110,6 +111,11 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     last_seq: int
     last_ts: str | None
     finalized_seq: int | None
+    #: lines no legal command could have written (kernel.replay); non-empty = the ledger is
+    #: compromised: shown, never appended to until a human repairs it
+    integrity: tuple[IntegrityIssue, ...] = ()
+    #: the replay's place inside a batch (None at a batch boundary)
+    replay: ReplayContext | None = None
 
     def stage(self, stage_id: str) -> StageView | None:
         for view in self.stages:
@@ -144,18 +150,29 @@ def empty_state(workflow: WorkflowSpec) -> SessionState:
     return _Builder(workflow).freeze()
 
 
-def fold(workflow: WorkflowSpec, events: Iterable[ev.Event]) -> SessionState:
-    """Fold a whole ledger."""
-    builder = _Builder(workflow)
+def fold(
+    workflow: WorkflowSpec,
+    events: Iterable[ev.Event],
+    *,
+    human_check: HumanCheck | None = None,
+) -> SessionState:
+    """Fold (and replay, :mod:`kernel.replay`) a whole ledger. ``human_check`` is the signed
+    mode's signature check of every human event."""
+    builder = _Builder(workflow, human_check)
     builder.apply_all(events)
     return builder.freeze()
 
 
 def fold_from(
-    workflow: WorkflowSpec, state: SessionState, events: Iterable[ev.Event]
+    workflow: WorkflowSpec,
+    state: SessionState,
+    events: Iterable[ev.Event],
+    *,
+    human_check: HumanCheck | None = None,
 ) -> SessionState:
-    """Continue folding from ``state``: equal to folding every event from the start."""
-    builder = _Builder(workflow)
+    """Continue folding from ``state`` (at a batch boundary): equal to folding every event
+    from the start."""
+    builder = _Builder(workflow, human_check)
     builder.thaw(state)
     builder.apply_all(events)
     return builder.freeze()
@@ -181,8 +198,9 @@ class _Artifact:
 class _Builder:
     """Mutable accumulator used inside one fold call only."""
 
-    def __init__(self, workflow: WorkflowSpec) -> None:
+    def __init__(self, workflow: WorkflowSpec, human_check: HumanCheck | None = None) -> None:
         self.wf = workflow
+        self.replay = Replay(human_check)
         n = len(workflow.steps)
         self.index = {step.id: i for i, step in enumerate(workflow.steps)}
         self.activity: list[Activity] = ["none"] * n
@@ -239,8 +257,10 @@ class _Builder:
 
     def apply_all(self, events: Iterable[ev.Event]) -> None:
         handlers = self.handlers
+        check = self.replay.check
         last: ev.Event | None = None
         for event in events:
+            check(self, event)
             handlers[type(event)](event)
             last = event
         if last is not None:
@@ -251,6 +271,23 @@ class _Builder:
         if stage is None:
             return -1
         return self.index.get(stage, -1)
+
+    def current_index(self) -> int:
+        """The first step not done (-1 when every step is): what ``current_stage`` names."""
+        for i, step in enumerate(self.wf.steps):
+            activity = self.activity[i]
+            if not (
+                activity in ("completed", "skipped")
+                or (activity == "failed" and step.policy == "best_effort")
+            ):
+                return i
+        return -1
+
+    def blocked_reason(self) -> str | None:
+        for i, step in enumerate(self.wf.steps):
+            if self.activity[i] == "failed" and step.policy == "required":
+                return f"{step.id} failed: {self.reason[i] or self.failure_code[i]}"
+        return None
 
     def _touch(self, i: int) -> None:
         if i >= 0 and self.activity[i] == "none":
@@ -515,6 +552,8 @@ class _Builder:
             last_seq=self.last_seq,
             last_ts=self.last_ts,
             finalized_seq=self.finalized_seq,
+            integrity=tuple(self.replay.issues),
+            replay=self.replay.snapshot(),
         )
 
     def thaw(self, state: SessionState) -> None:
@@ -550,3 +589,4 @@ class _Builder:
         self.last_seq = state.last_seq
         self.last_ts = state.last_ts
         self.finalized_seq = state.finalized_seq
+        self.replay.restore(state.replay, state.integrity)

@@ -11,8 +11,11 @@
   batch's last line). A batch is all or nothing: if a crash cuts a batch's ``write`` short, its
   whole lines are part of the torn tail with the partial one, never events.
 - A final line without its newline is a *torn tail* (a crash mid-write): it is never an event.
-  Readers report it; ``repair`` (and the next append, under the lock) moves its bytes to a
-  quarantine file beside the ledger.
+  Readers report it. No append ever repairs anything (ARCHITECTURE §3.9 rule 3: an append that
+  quarantined a torn tail would launder a deleted final newline into a silent rewrite): an append
+  refuses (exit 7) a ledger with a torn tail or one that disagrees with its anchor, and only an
+  explicit, human-only repair (:meth:`Ledger.repair`, recorded as ``ledger_repaired``) moves
+  bytes to the quarantine file beside the ledger.
 - ``ledger.head`` beside the ledger anchors the last acknowledged ``(seq, head)`` so that editing
   or deleting the final lines is detected too. It is rewritten in place after each append (one
   fixed-size JSON record, padded with spaces: a single ``pwrite`` within one page, so no rename
@@ -30,6 +33,7 @@ import json
 import mmap
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -62,6 +66,7 @@ __all__ = [
     "LedgerRead",
     "LedgerTail",
     "Problem",
+    "Repair",
     "Signer",
     "TornTail",
     "VerifyReport",
@@ -76,6 +81,7 @@ _FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one pa
 _CHUNK = 65536
 _ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
 _VERIFY_ATTEMPTS = 5
+_UNANCHORED_RETRIES = 6  # ~40 ms in all before lines past the anchor are reported
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,9 @@ class Ledger:
         self.quarantine_path = path.with_name("ledger.quarantine.jsonl")
         self._writer: _WriterHandles | None = None
         self._mutex = threading.Lock()
+
+    ledger_name = "session"
+    first_type = "session_created"
 
     # ------------------------------------------------------------------ reading
 
@@ -201,10 +210,10 @@ class Ledger:
     def locked(self) -> Iterator[None]:
         """Exclusive lock for writers (a separate lock file, so readers never block)."""
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except FileNotFoundError:  # the session folder is new
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -268,11 +277,14 @@ class Ledger:
             if tail.last_seq != expected_last_seq:
                 writer.tail, writer.size = tail, os.fstat(fd).st_size
                 raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
-            quarantined = None
             if tail.torn is not None:
-                self._quarantine(tail.torn)
-                os.ftruncate(fd, tail.torn.offset)
-                quarantined = tail.torn
+                raise IntegrityError(
+                    f"{self.ledger_name} {self.session_id} ends with {len(tail.torn.data)} bytes "
+                    "of an interrupted write; nothing is appended until a human repairs it "
+                    "(`tht ledger verify --repair --as human:<id>`)"
+                )
+            writer.check_anchor(tail, self)
+            quarantined = None
             ts = format_ts(clock.now())
             prev = tail.head
             seq = tail.last_seq
@@ -312,13 +324,13 @@ class Ledger:
         if writer is not None:  # inherited across fork: never share open file descriptions
             writer.forget()
         try:
-            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except FileNotFoundError:  # the session folder is new
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        ledger_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        anchor_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o644)
-        writer = _WriterHandles(lock_fd, ledger_fd, anchor_fd)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        ledger_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        anchor_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
+        writer = _WriterHandles(lock_fd, ledger_fd, anchor_fd, self.head_path)
         self._writer = writer
         weakref.finalize(self, writer.close)
         return writer
@@ -346,10 +358,12 @@ class Ledger:
             "size": len(torn.data),
             "data_b64": base64.b64encode(torn.data).decode("ascii"),
         }
-        with self.quarantine_path.open("ab") as fh:
-            fh.write(json.dumps(record).encode() + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        fd = os.open(self.quarantine_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            _write_all(fd, json.dumps(record).encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------------ verification
 
@@ -357,29 +371,105 @@ class Ledger:
         """Schema validity, gapless seq, batches, hash chain, head anchor and torn tail."""
         # The anchor never runs ahead of the ledger: read it before the lines, and again after
         # them to be sure no append (which rewrites it) ran in between.
+        if not self.path.is_file():
+            missing = Problem("missing_ledger", f"{self.path.name} is missing (deleted?)")
+            return VerifyReport(
+                ok=False, events=0, head=genesis_hash(self.session_id), problems=[missing]
+            )
+        # A writer makes its lines durable a moment before it moves the anchor; a reader that
+        # sees lines past the anchor looks again shortly (readers never take the writers' lock)
+        # and reports them only if they stay unanchored (a machine crash, or a forgery).
+        report = self._verify_once()
+        for attempt in range(1, _UNANCHORED_RETRIES + 1):
+            if not any(p.code == "unanchored" for p in report.problems):
+                break
+            time.sleep(0.002 * attempt)
+            report = self._verify_once()
+        return report
+
+    def _verify_once(self) -> VerifyReport:
         for _ in range(_VERIFY_ATTEMPTS):
             anchor = self.read_anchor()
             data = self.read_bytes()
             if self.read_anchor() == anchor:
                 break
-        return verify_ledger_bytes(self.session_id, data, anchor, anchor_name=self.head_path.name)
+        return verify_ledger_bytes(
+            self.session_id,
+            data,
+            anchor,
+            anchor_name=self.head_path.name,
+            first_type=self.first_type,
+        )
 
-    def repair(self) -> TornTail | None:
-        """Move a torn tail to the quarantine file; returns what was moved (or None)."""
+    def repair(self, *, cut: int | None = None) -> Repair:
+        """The explicit repair (human-only; the kernel records it as ``ledger_repaired``).
+
+        Moves to the quarantine file the torn tail and, with ``cut``, every line from byte
+        offset ``cut`` on (the first line that failed verification), then re-anchors the head
+        to what is left: lines past the old anchor that remain are thereby *accepted*. Returns
+        what was moved and accepted; nothing is ever deleted without a copy.
+        """
         with self.locked():
             if not self.path.exists():
-                return None
+                raise IntegrityError(f"{self.path} is missing: nothing to repair")
+            anchor = self.read_anchor()
             fd = os.open(self.path, os.O_RDWR)
             try:
-                tail = _tail_of_fd(fd, self.session_id)
-                if tail.torn is None:
-                    return None
-                self._quarantine(tail.torn)
-                os.ftruncate(fd, tail.torn.offset)
-                os.fsync(fd)
-                return tail.torn
+                size = os.fstat(fd).st_size
+                tail = _tail_of_fd_lenient(fd, self.session_id, cut)
+                start = tail.size
+                moved = os.pread(fd, size - start, start) if start < size else b""
+                if moved:
+                    self._quarantine(TornTail(start, moved))
+                    os.ftruncate(fd, start)
+                    os.fsync(fd)
+                old_seq = anchor[0] if anchor is not None else 0
+                self._reanchor(tail.last_seq, tail.head)
             finally:
                 os.close(fd)
+        self.close()  # the writer's cached tail and anchor mapping are stale now
+        accepted = (old_seq + 1, tail.last_seq) if 0 <= old_seq < tail.last_seq else None
+        missing = (tail.last_seq + 1, old_seq) if old_seq > tail.last_seq else None
+        return Repair(moved=moved, last_seq=tail.last_seq, accepted=accepted, missing=missing)
+
+    def _reanchor(self, seq: int, head: str) -> None:
+        fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _write_anchor_fd(fd, seq, head)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class Repair:
+    moved: bytes  # the bytes moved to quarantine (torn tail and cut lines)
+    last_seq: int
+    accepted: tuple[int, int] | None  # seqs past the old anchor that were kept
+    missing: tuple[int, int] | None  # seqs the old anchor acknowledged that are gone
+
+
+def _tail_of_fd_lenient(fd: int, session_id: str, cut: int | None) -> LedgerTail:
+    """The tail of the complete, committed lines before ``cut`` (a byte offset at a line
+    start), for a ledger that may not decode past it."""
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, size, 0)
+    end = data.rfind(b"\n") + 1
+    if cut is not None:
+        end = min(end, cut)
+    while end:
+        line_start = data.rfind(b"\n", 0, end - 1) + 1
+        line = data[line_start : end - 1]
+        try:
+            event = decode_event(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            end = line_start
+            continue
+        if event.batch_left:
+            end = line_start
+            continue
+        return LedgerTail(event.seq, line_hash(line), end, None, line_start)
+    return LedgerTail(0, genesis_hash(session_id), 0, None, 0)
 
 
 def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:
@@ -463,15 +553,48 @@ def _tail_of_unfinished_batch(fd: int, session_id: str, size: int) -> LedgerTail
 class _WriterHandles:
     """Descriptors a writer keeps open between appends, and the tail it last wrote."""
 
-    def __init__(self, lock_fd: int, ledger_fd: int, anchor_fd: int) -> None:
+    def __init__(self, lock_fd: int, ledger_fd: int, anchor_fd: int, anchor_path: Path) -> None:
         self.pid = os.getpid()
         self.lock_fd = lock_fd
         self.ledger_fd = ledger_fd
         self.anchor_fd = anchor_fd
+        self.anchor_path = anchor_path
         self.tail: LedgerTail | None = None
         self.size = -1
         self.anchor_map: mmap.mmap | None = None
         self.closed = False
+
+    def check_anchor(self, tail: LedgerTail, ledger: Ledger) -> None:
+        """Under the lock, before writing: the ledger must end exactly where its anchor says
+        (no line removed, edited or appended behind tht's back), else nothing is appended."""
+        try:
+            st = os.stat(self.anchor_path)
+        except FileNotFoundError:
+            st = None
+        if st is None or st.st_ino != os.fstat(self.anchor_fd).st_ino:
+            if tail.size == 0 and st is None:
+                return  # a new ledger: its anchor is written with its first line
+            raise IntegrityError(
+                f"{ledger.ledger_name} {ledger.session_id}: {self.anchor_path.name} is missing "
+                "or was replaced; run `tht ledger verify`"
+            )
+        raw = os.pread(self.anchor_fd, _ANCHOR_SIZE, 0)
+        try:
+            data = json.loads(raw)
+            seq, head = int(data["seq"]), str(data["head"])
+        except (ValueError, KeyError, TypeError):
+            if tail.size == 0 and not raw:
+                return
+            raise IntegrityError(
+                f"{ledger.ledger_name} {ledger.session_id}: {self.anchor_path.name} is "
+                "unreadable; run `tht ledger verify`"
+            ) from None
+        if seq != tail.last_seq or head != tail.head:
+            raise IntegrityError(
+                f"{ledger.ledger_name} {ledger.session_id} disagrees with its anchor "
+                f"(acknowledged seq {seq}, the file ends at seq {tail.last_seq}); nothing is "
+                "appended until a human repairs it (`tht ledger verify --repair --as human:<id>`)"
+            )
 
     def write_anchor(self, seq: int, head: str) -> None:
         """The first write sizes the file (one ``pwrite``); later ones are stores into a shared

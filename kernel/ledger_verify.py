@@ -70,6 +70,8 @@ class VerifyReport:
     head: str
     problems: list[Problem] = field(default_factory=list)
     repaired: bool = False
+    #: the committed events, decoded once (None where a line did not decode); not in the JSON
+    decoded: list[Event | None] = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -169,9 +171,25 @@ def verify_ledger_bytes(
                 repairable=True,
             )
         )
-    if anchor is not None:
+    if count == 0:
+        problems.append(Problem("empty", "the ledger has no events (emptied or never written)"))
+    elif anchor is None:
+        problems.append(
+            Problem(
+                "head_anchor",
+                f"{anchor_name} is missing: the last acknowledged head cannot be checked",
+                repairable=True,
+            )
+        )
+    else:
         problems.extend(_check_anchor(anchor, data[:end], count, anchor_name))
-    return VerifyReport(ok=not problems, events=count, head=prev, problems=problems)
+    return VerifyReport(
+        ok=not problems,
+        events=count,
+        head=prev,
+        problems=problems,
+        decoded=decoded[:committed],
+    )
 
 
 def _check_anchor(
@@ -180,6 +198,18 @@ def _check_anchor(
     seq, head = anchor
     if seq < 0:
         return [Problem("head_anchor", f"{anchor_name} is unreadable")]
+    if seq < count:
+        return [
+            Problem(
+                "unanchored",
+                f"lines {seq + 1}..{count} were written after the last acknowledged head (seq "
+                f"{seq}): a machine crash before the anchor reached the disk, or lines added "
+                "behind tht's back; a human accepts or quarantines them with --repair",
+                seq + 1,
+                seq + 1,
+                repairable=True,
+            )
+        ]
     if seq == 0:
         return []
     if seq > count:

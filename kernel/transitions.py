@@ -15,7 +15,7 @@ from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from kernel.fold import OpenReview, SessionState
 from kernel.outcomes import invocation_id
-from kernel.workflow import WorkflowSpec
+from kernel.workflow import WorkflowSpec, compiled_sha256
 
 __all__ = [
     "check_human",
@@ -71,6 +71,7 @@ def plan_create(
     derived_from: str | None = None,
     from_head: str | None = None,
     reason: str = "",
+    signed: bool = False,
 ) -> list[ev.EventDraft]:
     text = question.strip()
     if not text:
@@ -85,9 +86,13 @@ def plan_create(
             payload=ev.SessionCreatedPayload(
                 question=text,
                 workflow=ev.WorkflowRef(
-                    name=workflow.name, version=workflow.version, sha256=workflow.sha256
+                    name=workflow.name,
+                    version=workflow.version,
+                    sha256=workflow.sha256,
+                    compiled=compiled_sha256(workflow),
                 ),
                 derived_from=derived_from,
+                human_decisions="signed" if signed else "unsigned",
             ),
         )
     ]

@@ -11,6 +11,7 @@ order is explicit; the workflow is not a general DAG.
 """
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -19,11 +20,12 @@ import msgspec
 
 from kernel.config_errors import parse_yaml_mapping, usage_error_from_validation
 from kernel.errors import NotFoundError, UsageError
-from kernel.events import EVENT_TYPES
+from kernel.events import EVENT_TYPES, HUMAN_DECISION_TYPES
 
 __all__ = [
     "StepSpec",
     "WorkflowSpec",
+    "compiled_sha256",
     "default_workflow_path",
     "load_workflow",
     "load_workflow_bytes",
@@ -117,25 +119,46 @@ def load_workflow(path: Path | None = None, *, cache_dir: Path | None = None) ->
     return load_workflow_bytes(raw, str(path), cache_dir=cache_dir)
 
 
-def load_workflow_bytes(raw: bytes, source: str, *, cache_dir: Path | None = None) -> WorkflowSpec:
-    """Like :func:`load_workflow` for bytes already read (e.g. a session's snapshot)."""
+def load_workflow_bytes(
+    raw: bytes,
+    source: str,
+    *,
+    cache_dir: Path | None = None,
+    compiled_sha256: str | None = None,
+) -> WorkflowSpec:
+    """Like :func:`load_workflow` for bytes already read (e.g. a session's snapshot).
+
+    The compiled cache is a file anyone with the user's account can write, so it is never
+    trusted by itself (ARCHITECTURE §3.9 rule 4): it is used only when the SHA-256 of its bytes
+    equals ``compiled_sha256``, the digest recorded in the session's ledger when the session was
+    created. Otherwise the spec is compiled from the source bytes (and the cache refreshed).
+    """
     digest = hashlib.sha256(raw).hexdigest()
     cached = cache_dir / f"workflow-{digest}.msgpack" if cache_dir else None
-    if cached is not None:
+    if cached is not None and compiled_sha256 is not None:
         try:
-            return _DECODER.decode(cached.read_bytes())
+            data = cached.read_bytes()
+            if hashlib.sha256(data).hexdigest() == compiled_sha256:
+                spec = _DECODER.decode(data)
+                if spec.sha256 == digest:
+                    return spec
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             pass
     spec = parse_workflow_bytes(raw, source, digest)
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(cached.name + f".{digest[:8]}.tmp")
+            tmp = cached.with_name(cached.name + f".{os.getpid()}.{digest[:8]}.tmp")
             tmp.write_bytes(_ENCODER.encode(spec))
             tmp.replace(cached)
         except OSError:
             pass  # a cache is an optimisation only
     return spec
+
+
+def compiled_sha256(spec: WorkflowSpec) -> str:
+    """The digest of a compiled spec's cache bytes (recorded at session creation)."""
+    return hashlib.sha256(_ENCODER.encode(spec)).hexdigest()
 
 
 def parse_workflow(path: Path) -> WorkflowSpec:
@@ -219,6 +242,14 @@ def _compile(model: Any, digest: str) -> tuple[WorkflowSpec, list[tuple[tuple[An
                 problems.append(((*loc, "emits", i), f"unknown event type {name!r}"))
             elif info.category in ("kernel", "registry"):
                 problems.append(((*loc, "emits", i), f"{name!r} is a {info.category} event type"))
+            elif name in HUMAN_DECISION_TYPES and getattr(step, "completion", None) == "automatic":
+                problems.append(
+                    (
+                        (*loc, "emits", i),
+                        f"{name!r} is a human decision: a step that emits it must be "
+                        "completion: review_required, not automatic",
+                    )
+                )
         for i, name in enumerate(step.artifacts):
             if not _ARTIFACT.match(name) or ".." in name.split("/"):
                 problems.append(((*loc, "artifacts", i), f"{name!r} is not a relative file name"))

@@ -17,11 +17,21 @@ import msgspec
 
 from kernel import events as ev
 from kernel.clock import Clock, IdFactory
-from kernel.errors import NotFoundError, PolicyError, UsageError
+from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.fold import SessionState, empty_state, fold, fold_from
-from kernel.ledger import LedgerRead, LedgerTail, TornTail, VerifyReport, genesis_hash, line_hash
+from kernel.ledger import (
+    LedgerRead,
+    LedgerTail,
+    Problem,
+    Signer,
+    TornTail,
+    VerifyReport,
+    genesis_hash,
+    line_hash,
+)
 from kernel.outbox import Outbox
 from kernel.outcomes import ArtifactChange, ModuleOutcome, plan_outcome
+from kernel.replay import HumanCheck, is_human_actor
 from kernel.report import render_report
 from kernel.store.base import SessionStore
 from kernel.transitions import (
@@ -35,7 +45,10 @@ from kernel.transitions import (
     plan_retract,
     plan_skip,
 )
+from kernel.trust import Trust
 from kernel.workflow import WorkflowSpec, default_workflow_path, load_workflow_bytes
+
+_DISPLAY_PROBLEMS = 3  # problems named in an IntegrityError message
 
 __all__ = ["Applied", "LoadedSession", "StatusCache", "WorkflowKernel"]
 
@@ -84,6 +97,7 @@ class WorkflowKernel:
         workflow_cache: Path | None = None,
         outbox: Outbox | None = None,
         after_finalize: tuple[str, ...] = (),
+        trust: Trust | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -92,21 +106,56 @@ class WorkflowKernel:
         self.workflow_cache = workflow_cache
         self.outbox = outbox
         self.after_finalize = after_finalize
+        self.trust = trust or Trust()
 
     # ------------------------------------------------------------------ loading
 
-    def session_workflow(self, session: str) -> WorkflowSpec:
+    def session_workflow(self, session: str, ref: ev.WorkflowRef | None = None) -> WorkflowSpec:
+        """The session's own workflow snapshot. With ``ref`` (from its ``session_created``),
+        the snapshot's bytes must hash to what the ledger recorded, and the compiled cache is
+        used only when it hashes to the recorded compiled digest (a cache is never trusted)."""
         raw = self.store.workflow_bytes(session)
+        if ref is not None and line_hash(raw) != ref.sha256:
+            raise IntegrityError(
+                f"session {session}: its workflow snapshot was altered (its SHA-256 is not the "
+                "one recorded at creation); run `tht ledger verify`"
+            )
         return load_workflow_bytes(
-            raw, f"sessions/{session}/workflow.yaml", cache_dir=self.workflow_cache
+            raw,
+            f"sessions/{session}/workflow.yaml",
+            cache_dir=self.workflow_cache,
+            compiled_sha256=ref.compiled if ref is not None else None,
         )
 
     def load(self, session: str, *, at: int | None = None) -> LoadedSession:
-        """The folded session (from the status cache plus new events), or its state at ``at``."""
+        """The session as every policy decision sees it: folded (and replayed) from its whole,
+        verified ledger — never from a cache (ARCHITECTURE §3.9 rule 4). A ledger that does not
+        verify raises :class:`IntegrityError` (exit 7). ``at`` folds only up to that seq."""
         ledger = self.store.ledger(session)
-        workflow = self.session_workflow(session)
         if at is not None:
-            return self._load_at(session, workflow, at)
+            return self._load_at(session, self._workflow_of(session, ledger.read().events), at)
+        report = ledger.verify()
+        events = [e for e in report.decoded if e is not None]
+        workflow, state = self._replay(session, events, report.problems)
+        problems = _all_problems(report, state)
+        if problems:
+            raise _integrity_error(session, problems)
+        if not state.session:
+            raise NotFoundError(f"session {session} has no events yet")
+        self._write_cache(session, workflow, state, ledger.tail())
+        return LoadedSession(session, workflow, state, report.head, None)
+
+    def load_for_display(self, session: str) -> tuple[LoadedSession, list[Problem]]:
+        """What ``status`` shows: the cached fold plus new events when the cache still matches
+        the ledger's tail, else a full fold. Display only — nothing decides on it. The problems
+        are those of the cheap checks (torn tail, anchor) and the ones the fold recorded."""
+        ledger = self.store.ledger(session)
+        tail_problems: list[Problem] = []
+        try:
+            workflow = self._cached_workflow(session, ledger)
+        except IntegrityError as err:
+            loaded = self.load_unverified(session)
+            return loaded, [Problem("workflow_snapshot", str(err))]
         cache = self._read_cache(session, workflow)
         if cache is not None:
             read = ledger.read(start=cache.offset)
@@ -114,13 +163,81 @@ class WorkflowKernel:
             head = read.head if read.events else cache.head
         else:
             read = ledger.read()
-            state = fold(workflow, read.events)
+            state = fold(workflow, read.events, human_check=self._check(read.events))
             head = read.head
         if not state.session:
             raise NotFoundError(f"session {session} has no events yet")
         if read.events:
             self._write_cache(session, workflow, state, ledger.tail())
-        return LoadedSession(session, workflow, state, head, read.torn)
+        if read.torn is not None:
+            tail_problems.append(Problem("torn_tail", "an interrupted write", repairable=True))
+        anchor = ledger.read_anchor()
+        if anchor is None or anchor != (state.last_seq, head):
+            tail_problems.append(
+                Problem("head_anchor", "the ledger disagrees with its head anchor")
+            )
+        issues = [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
+        return LoadedSession(session, workflow, state, head, read.torn), tail_problems + issues
+
+    def load_unverified(self, session: str) -> LoadedSession:
+        """A full fold of whatever the ledger holds (display of a damaged session)."""
+        ledger = self.store.ledger(session)
+        read = ledger.read()
+        workflow = self.session_workflow(session)
+        state = fold(workflow, read.events, human_check=self._check(read.events))
+        return LoadedSession(session, workflow, state, read.head, read.torn)
+
+    def _cached_workflow(self, session: str, ledger: object) -> WorkflowSpec:
+        from kernel.ledger import Ledger
+
+        assert isinstance(ledger, Ledger)
+        first = ledger.read(upto=1).events
+        return self._workflow_of(session, first)
+
+    def _workflow_of(self, session: str, events: Sequence[ev.Event]) -> WorkflowSpec:
+        created = events[0] if events else None
+        ref = created.payload.workflow if isinstance(created, ev.SessionCreated) else None
+        return self.session_workflow(session, ref)
+
+    def _check(self, events: Sequence[ev.Event]) -> HumanCheck | None:
+        created = events[0] if events else None
+        signed = (
+            isinstance(created, ev.SessionCreated) and created.payload.human_decisions == "signed"
+        )
+        return self.trust.check_for(signed)
+
+    def _replay(
+        self, session: str, events: list[ev.Event], problems: list[Problem]
+    ) -> tuple[WorkflowSpec, SessionState]:
+        try:
+            workflow = self._workflow_of(session, events)
+        except IntegrityError as err:
+            problems.append(Problem("workflow_snapshot", str(err)))
+            workflow = self.session_workflow(session)
+        check = self._check(events)
+        state = fold(workflow, events, human_check=check)
+        created = events[0] if events else None
+        if (
+            isinstance(created, ev.SessionCreated)
+            and created.payload.human_decisions == "signed"
+            and not self._workflow_trusted(created.payload.workflow.sha256)
+        ):
+            problems.append(
+                Problem(
+                    "workflow_not_approved",
+                    "a signed session runs on a custom workflow no reviewer approved",
+                    seq=1,
+                )
+            )
+        return workflow, state
+
+    def _workflow_trusted(self, sha256: str) -> bool:
+        if sha256 in self.trust.approved_workflows:
+            return True
+        try:
+            return line_hash(default_workflow_path().read_bytes()) == sha256
+        except OSError:
+            return False
 
     def _load_at(self, session: str, workflow: WorkflowSpec, at: int) -> LoadedSession:
         if at < 0:
@@ -180,16 +297,41 @@ class WorkflowKernel:
         artifacts: Sequence[ArtifactChange] = (),
     ) -> Applied:
         session = loaded.session
+        if loaded.state.integrity:
+            raise _integrity_error(
+                session, [Problem(i.rule, i.message, seq=i.seq) for i in loaded.state.integrity]
+            )
+        signer = self._signer(drafts)
         for change in artifacts:
             self.store.put_object(session, change.content)
         ledger = self.store.ledger(session)
-        result = ledger.append(drafts, expected_last_seq=loaded.state.last_seq, clock=self.clock)
+        result = ledger.append(
+            drafts, expected_last_seq=loaded.state.last_seq, clock=self.clock, signer=signer
+        )
         for event in result.events:
             if isinstance(event, ev.ArtifactWritten):
                 self.store.materialize(session, event.payload.name, event.payload.sha256)
         state = fold_from(loaded.workflow, loaded.state, result.events)
         self._write_cache(session, loaded.workflow, state, ledger.tail())
         return Applied(session, result.events, result.head, state)
+
+    def _signer(self, drafts: Sequence[ev.EventDraft]) -> Signer | None:
+        """In signed mode, the reviewer's key (unlocked before the ledger is locked) signs
+        every human event of the batch."""
+        humans = {d.actor for d in drafts if is_human_actor(d.actor)}
+        if not humans or not self.trust.signed:
+            return None
+        if len(humans) > 1:
+            raise UsageError("one command records the decisions of one reviewer")
+        if self.trust.unlock is None:
+            raise PolicyError("signed mode: no way to unlock a reviewer key here")
+        actor = humans.pop()
+        sign = self.trust.unlock(actor)
+
+        def signer(event: ev.Event) -> str | None:
+            return sign(event) if event.actor == actor else None
+
+        return signer
 
     # ------------------------------------------------------------------ sessions
 
@@ -211,6 +353,11 @@ class WorkflowKernel:
         reason: str = "",
     ) -> Applied:
         workflow, raw = self._new_workflow()
+        if self.trust.signed and not self._workflow_trusted(workflow.sha256):
+            raise PolicyError(
+                f"{self.workflow_path}: signed mode accepts the packaged workflow or one a "
+                "reviewer approved (`tht reviewer approve-workflow`); this one is not approved"
+            )
         session = self.ids.session_id(self.clock.now())
         drafts = plan_create(
             workflow,
@@ -220,6 +367,7 @@ class WorkflowKernel:
             derived_from=derived_from,
             from_head=from_head,
             reason=reason,
+            signed=self.trust.signed,
         )
         self.store.create_session(session, raw)
         loaded = LoadedSession(session, workflow, empty_state(workflow), "", None)
@@ -333,23 +481,101 @@ class WorkflowKernel:
         read = self.store.ledger(session).read()
         return [e for e in read.events if e.seq >= from_seq]
 
-    def verify(self, session: str, *, repair: bool = False) -> VerifyReport:
+    def verify(self, session: str) -> VerifyReport:
+        """Everything ``tht ledger verify`` checks: the file (schemas, seq, batches, hash
+        chain, anchor, torn tail), the workflow snapshot, and the replay of every event
+        (legality under the session's workflow; signatures in signed mode)."""
         ledger = self.store.ledger(session)
         report = ledger.verify()
-        if repair and any(p.code == "torn_tail" for p in report.problems):
-            ledger.repair()
-            repaired = ledger.verify()
-            return VerifyReport(
-                ok=repaired.ok,
-                events=repaired.events,
-                head=repaired.head,
-                problems=repaired.problems,
-                repaired=True,
+        problems = list(report.problems)
+        events = [e for e in report.decoded if e is not None]
+        if events:
+            _, state = self._replay(session, events, problems)
+            problems.extend(Problem(i.rule, i.message, seq=i.seq) for i in state.integrity)
+        return VerifyReport(
+            ok=not problems,
+            events=report.events,
+            head=report.head,
+            problems=problems,
+            decoded=report.decoded,
+        )
+
+    def repair(self, session: str, *, actor: str, reason: str) -> tuple[VerifyReport, Applied]:
+        """The explicit, human-only repair (ARCHITECTURE §3.9 rule 3): quarantine the torn tail
+        and every line from the first one that fails verification, accept the valid lines past
+        the old anchor, re-anchor, and record all of it as ``ledger_repaired``."""
+        check_human(actor)
+        if not reason.strip():
+            raise UsageError("a repair needs a reason (--reason TEXT)")
+        before = self.verify(session)
+        if before.ok:
+            raise PolicyError(f"session {session} verifies: there is nothing to repair")
+        if any(p.code == "missing_ledger" for p in before.problems):
+            raise IntegrityError(f"session {session} has no ledger: it cannot be repaired")
+        cut_seq = min(
+            (p.seq or p.line or 1 for p in before.problems if p.code not in _TAIL_CODES),
+            default=None,
+        )
+        if cut_seq is not None and cut_seq <= 1:
+            raise IntegrityError(
+                f"session {session}: its first line fails verification; it cannot be repaired "
+                "(derive a new session from the question)"
             )
-        return report
+        ledger = self.store.ledger(session)
+        cut = _offset_of_seq(ledger.read_bytes(), cut_seq) if cut_seq is not None else None
+        self.store.ledger(session).close()
+        done = ledger.repair(cut=cut)
+        loaded = self.load(session)
+        payload = ev.LedgerRepairedPayload(
+            reason=reason.strip(),
+            quarantined_bytes=len(done.moved),
+            quarantined_sha256=line_hash(done.moved) if done.moved else None,
+            accepted_from=done.accepted[0] if done.accepted else None,
+            accepted_to=done.accepted[1] if done.accepted else None,
+            missing_from=done.missing[0] if done.missing else None,
+            missing_to=done.missing[1] if done.missing else None,
+            problems=tuple(f"{p.code}: {p.message}" for p in before.problems),
+        )
+        applied = self._commit(
+            loaded, [ev.EventDraft(type="ledger_repaired", actor=actor, payload=payload)]
+        )
+        return before, applied
 
     def session_ids(self) -> list[str]:
         return self.store.session_ids()
+
+
+_TAIL_CODES = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
+
+
+def _offset_of_seq(data: bytes, seq: int) -> int:
+    """The byte offset where line ``seq`` starts."""
+    offset = 0
+    for _ in range(seq - 1):
+        nl = data.find(b"\n", offset)
+        if nl < 0:
+            return len(data)
+        offset = nl + 1
+    return offset
+
+
+def _all_problems(report: VerifyReport, state: SessionState) -> list[Problem]:
+    return [*report.problems, *(Problem(i.rule, i.message, seq=i.seq) for i in state.integrity)]
+
+
+def _integrity_error(session: str, problems: list[Problem]) -> IntegrityError:
+    named = "; ".join(
+        f"{'seq ' + str(p.seq) + ': ' if p.seq else ''}{p.code}: {p.message}"
+        for p in problems[:_DISPLAY_PROBLEMS]
+    )
+    more = (
+        f" (+{len(problems) - _DISPLAY_PROBLEMS} more)" if len(problems) > _DISPLAY_PROBLEMS else ""
+    )
+    return IntegrityError(
+        f"session {session} does not verify — {named}{more}; nothing is appended until a "
+        "human repairs it (`tht ledger verify`, then "
+        "`tht ledger verify --repair --reason T --as human:<id>`)"
+    )
 
 
 def _head_at(read: LedgerRead, session: str, at: int) -> str:

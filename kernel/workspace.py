@@ -109,6 +109,9 @@ def _models() -> type[BaseModel]:
         vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
         store: StoreSettings = Field(default_factory=StoreSettings)
         after_finalize: list[AfterFinalizeCommand] = Field(default_factory=list)
+        # signed: every human decision carries the reviewer's Ed25519 signature (§3.9); a
+        # reviewer registry with reviewers turns it on whatever this says (docs/security.md)
+        human_decisions: Literal["signed", "unsigned"] = "unsigned"
 
     return WorkspaceSettings
 

@@ -18,11 +18,12 @@ from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
 from kernel.outbox import Outbox, OutboxItem
 from kernel.store.fs import FileSystemStore
+from kernel.trust import EventSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
 from kernel.workspace import Workspace, open_workspace
 
-__all__ = ["App", "open_app", "resolve_session"]
+__all__ = ["App", "open_app", "resolve_session", "trust_of"]
 
 _COMMAND_TASK_PREFIX = "command:"
 
@@ -181,6 +182,63 @@ class App:
         return outbox.run(self.outbox_handlers(), self.clock, session=session, force=force)
 
 
+def _signed_setting(workspace: Workspace) -> bool:
+    """``human_decisions: signed`` in workspace.yaml, read without pydantic (a hot path): a
+    text test is enough to turn signing *on*; a file that does not parse is reported by the
+    commands that load the settings."""
+    try:
+        text = workspace.settings_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    import re
+
+    return re.search(r"(?m)^human_decisions:\s*['\"]?signed\b", text) is not None
+
+
+def trust_of(workspace: Workspace) -> Trust:
+    """Signed mode and the signature check, from the reviewer registry (a ledger verified on
+    every use) and workspace.yaml. A registry that does not verify trusts nobody: every signed
+    human decision then fails its check, and nothing new can be signed."""
+    from kernel.reviewers import ReviewerRegistry
+
+    registry = ReviewerRegistry(workspace.reviewers_dir)
+    signed = _signed_setting(workspace)
+    if not registry.exists():
+        return Trust(signed=signed, unlock=_unlocker(None) if signed else None)
+    report = registry.verify()
+    state = registry.state()
+    if not report.ok:
+        reason = "the reviewer registry does not verify (`tht reviewer verify`)"
+
+        def broken(event: object) -> str | None:
+            return reason
+
+        return Trust(signed=True, human_check=broken, unlock=_unlocker(reason))
+    return Trust(
+        signed=signed or state.signed,
+        human_check=state.check_human_event,
+        approved_workflows=state.approved_workflows,
+        unlock=_unlocker(None),
+    )
+
+
+def _unlocker(broken: str | None) -> Callable[[str], EventSigner]:
+    def unlock(reviewer: str) -> EventSigner:
+        from kernel.errors import IntegrityError, PolicyError
+
+        if broken is not None:
+            raise IntegrityError(broken)
+        from tht.reviewer_keys import unlock as unlock_key
+
+        try:
+            key = unlock_key(reviewer)
+        except FileNotFoundError as err:  # pragma: no cover - unlock maps it already
+            raise PolicyError(str(err)) from err
+        return key.sign_event
+
+    return unlock
+
+
 def open_app(workspace_root: Path) -> App:
     workspace = open_workspace(workspace_root)
     clock = _clock_from_env(workspace.state_dir)
@@ -192,6 +250,7 @@ def open_app(workspace_root: Path) -> App:
         workflow_path=custom if custom.is_file() else default_workflow_path(),
         workflow_cache=workspace.cache_dir,
         outbox=Outbox(workspace.state_dir / "outbox"),
+        trust=trust_of(workspace),
     )
     return App(workspace=workspace, kernel=kernel, clock=clock)
 

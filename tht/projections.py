@@ -70,4 +70,10 @@ def status_json(state: SessionState, head: str) -> dict[str, Any]:
         ],
         "last_seq": state.last_seq,
         "head": head,
+        "integrity": {
+            "ok": not state.integrity,
+            "problems": [
+                {"code": i.rule, "message": i.message, "seq": i.seq} for i in state.integrity
+            ],
+        },
     }

@@ -151,7 +151,8 @@ def test_a_new_ledger_is_empty_and_chains_from_the_genesis_hash(store: SessionSt
     tail = ledger.tail()
     assert (tail.last_seq, tail.head) == (0, genesis_hash(SESSION))
     assert ledger.read().events == []
-    assert ledger.verify().ok
+    # no events yet: nothing to trust (a missing or empty ledger is a problem, never "ok")
+    assert not ledger.verify().ok
 
 
 def test_appends_are_gapless_hash_chained_and_read_back_equal(store: SessionStore) -> None:

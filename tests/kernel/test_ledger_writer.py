@@ -11,7 +11,7 @@ import pytest
 
 from kernel import events as ev
 from kernel.clock import FixedClock
-from kernel.errors import ConflictError
+from kernel.errors import ConflictError, IntegrityError
 from kernel.ledger import Ledger
 
 SESSION = "01WRITERTEST00000000000000"
@@ -61,12 +61,11 @@ def test_a_truncated_ledger_is_reread_not_trusted_from_the_cache(tmp_path: Path)
     ledger.append([_draft(2)], expected_last_seq=1, clock=clock)
     first = path.read_bytes().split(b"\n")[0] + b"\n"
     path.write_bytes(first + b'{"partial')  # a torn tail written by someone else
-    result = ledger.append([_draft(3)], expected_last_seq=1, clock=clock)
-    assert [e.seq for e in result.events] == [2]
-    assert result.quarantined is not None
-    events = Ledger(path, SESSION).read().events
-    assert [e.seq for e in events] == [1, 2]
-    assert events[1].payload.returned == ("e3",)  # type: ignore[attr-defined]
+    damaged = path.read_bytes()
+    with pytest.raises(IntegrityError):  # seen despite the cached tail; never laundered
+        ledger.append([_draft(3)], expected_last_seq=1, clock=clock)
+    assert path.read_bytes() == damaged
+    assert [e.seq for e in Ledger(path, SESSION).read().events] == [1]
 
 
 def test_a_replaced_ledger_file_is_reopened(tmp_path: Path) -> None:

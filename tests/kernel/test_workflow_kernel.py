@@ -58,8 +58,11 @@ def test_status_cache_is_used_and_invalidated_by_a_changed_ledger(tmp_path: Path
     ledger = run.workspace.sessions_dir / s / "ledger.jsonl"
     lines = ledger.read_bytes().splitlines(keepends=True)
     ledger.write_bytes(b"".join(lines[:-2]))  # history rewritten under the cache
-    reloaded = k.load(s).state
-    assert reloaded.last_seq == state.last_seq - 2
+    shown, problems = k.load_for_display(s)
+    assert shown.state.last_seq == state.last_seq - 2  # the cache is not trusted
+    assert [p.code for p in problems] == ["head_anchor"]  # and status says so
+    with pytest.raises(IntegrityError):  # policy refuses the rewritten history
+        k.load(s)
 
 
 def test_after_finalize_hooks_run_through_the_outbox_with_retry(tmp_path: Path) -> None:
@@ -157,7 +160,7 @@ extension_points:
       - id: hints
         owner: routing
         policy: best_effort
-        emits: [evidence_accepted]
+        emits: [ambiguity_open]
         completion: automatic
       - id: checks
         owner: core

@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from kernel.events import EVENT_TYPES, KERNEL_TYPES
+from kernel.events import EVENT_TYPES, KERNEL_TYPES, REGISTRY_TYPES
 from kernel.workflow import StepSpec, WorkflowSpec
 
 __all__ = [
@@ -114,7 +114,7 @@ def valid_artifact_name(pattern: str, n: int) -> str:
 def proposed_events(draw: st.DrawFn, step: StepSpec, workflow: WorkflowSpec) -> dict[str, Any]:
     """An event for a proposal: usually one the step may emit, with a valid payload."""
     allowed = sorted({*step.emits, *workflow.receipts})
-    domain = sorted(set(EVENT_TYPES) - KERNEL_TYPES)
+    domain = sorted(set(EVENT_TYPES) - KERNEL_TYPES - REGISTRY_TYPES)
     kind = draw(st.integers(0, 39))
     if kind <= 36:
         etype = draw(st.sampled_from(allowed))

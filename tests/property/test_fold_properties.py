@@ -70,6 +70,16 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         message=words,
         policy=st.sampled_from(["required", "best_effort"]),
     ),
+    "ledger_repaired": st.builds(ev.LedgerRepairedPayload, reason=words),
+    "reviewer_added": st.builds(
+        ev.ReviewerAddedPayload, reviewer=words, key_id=words, public_key=words, proof=words
+    ),
+    "reviewer_revoked": st.builds(
+        ev.ReviewerRevokedPayload, reviewer=words, key_id=words, reason=words
+    ),
+    "workflow_approved": st.builds(
+        ev.WorkflowApprovedPayload, sha256=st.just(SHA), name=words, version=st.integers(1, 3)
+    ),
 }
 
 

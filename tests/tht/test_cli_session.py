@@ -172,5 +172,6 @@ def test_session_list(workspace: Path, tht: Callable[..., Result], session: str)
             "last_seq": 4,
             "derived_from": None,
             "question": QUESTION,
+            "integrity_ok": True,
         }
     ]

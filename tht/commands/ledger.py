@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tht.commands._common import open_for, session_for
+from tht.commands._common import human_actor, open_for, session_for
 from tht.options import DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
 
 ledger_app = typer.Typer(help="Ledgers: verify (and repair a torn tail).")
@@ -19,25 +19,61 @@ outbox_app = typer.Typer(help="After-finalize outbox: run pending hooks, list th
 def verify(
     session: SessionArg = None,
     repair: Annotated[
-        bool, typer.Option("--repair", help="Move a torn final line to the quarantine file.")
+        bool,
+        typer.Option(
+            "--repair",
+            help="Human-only: quarantine a torn tail and every line from the first one that "
+            "fails, accept valid lines past the anchor, re-anchor; recorded as ledger_repaired.",
+        ),
     ] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why (required with --repair).")
+    ] = None,
+    actor: Annotated[
+        str | None, typer.Option("--as", help="human:<id> (required with --repair).")
+    ] = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Schema validity, gapless seq, hash chain, head anchor, torn tail. Exit 7 if not ok."""
+    """Schemas, seq, hash chain, head anchor, torn tail, workflow snapshot, and the replay of
+    every event (and its signature in signed mode). Exit 7 if not ok."""
     inv = invocation(workspace, json_, debug)
+    if repair:
+        who = human_actor(actor)
+        if not reason or not reason.strip():
+            from kernel.errors import UsageError
+
+            raise UsageError("--repair needs a reason (--reason TEXT)")
     app_ = open_for(inv)
     sid = session_for(app_, session)
-    report = app_.kernel.verify(sid, repair=repair)
-    body = report.to_json()
-    body = {"session": sid, **body}
+    if repair:
+        before, applied = app_.kernel.repair(sid, actor=who, reason=reason or "")
+        after = app_.kernel.verify(sid)
+        body = {
+            "session": sid,
+            **after.to_json(),
+            "repaired": True,
+            "before": before.to_json()["problems"],
+            "seq": applied.state.last_seq,
+        }
+        text = (
+            f"repaired: {len(before.problems)} problem(s) recorded as ledger_repaired "
+            f"(seq {applied.state.last_seq}); now {'ok' if after.ok else 'NOT OK'}"
+        )
+        inv.emit(body, text)
+        if not after.ok:
+            raise typer.Exit(7)
+        return
+    report = app_.kernel.verify(sid)
+    body = {"session": sid, **report.to_json()}
     if report.ok:
         inv.emit(body, f"ok: {report.events} events, head {report.head}")
         return
     lines = [f"NOT OK: {report.events} events"]
     for problem in report.problems:
         where = f"line {problem.line}: " if problem.line else ""
+        where = where or (f"seq {problem.seq}: " if problem.seq else "")
         hint = " (repairable: --repair)" if problem.repairable else ""
         lines.append(f"  {where}{problem.code}: {problem.message}{hint}")
     inv.emit(body, "\n".join(lines))

@@ -51,7 +51,7 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
     app_ = open_for(inv)
     rows = []
     for session in app_.kernel.session_ids():
-        loaded = app_.kernel.load(session)
+        loaded, problems = app_.kernel.load_for_display(session)
         state = loaded.state
         rows.append(
             {
@@ -62,6 +62,7 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
                 "last_seq": state.last_seq,
                 "derived_from": state.derived_from,
                 "question": state.question,
+                "integrity_ok": not problems,
             }
         )
     if inv.json:
@@ -105,15 +106,23 @@ def status(
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
     sid = session_for(app_, session)
-    loaded = app_.kernel.load(sid, at=at)
+    if at is not None:
+        loaded = app_.kernel.load(sid, at=at)
+        problems = []
+    else:
+        loaded, problems = app_.kernel.load_for_display(sid)
     body = status_json(loaded.state, loaded.head)
     if at is not None:
         body["session"] = sid
         body["at"] = at
-    if loaded.torn is not None:
+    if problems:
+        body["integrity"] = {
+            "ok": False,
+            "problems": [{"code": p.code, "message": p.message, "seq": p.seq} for p in problems],
+        }
         inv.note(
-            f"warning: the ledger ends with a torn line ({len(loaded.torn.data)} bytes); "
-            "run `tht ledger verify --repair`"
+            "warning: this ledger does not verify (status is display only, nothing can be "
+            "appended): run `tht ledger verify`"
         )
     if inv.json:
         inv.emit(body)

@@ -1,0 +1,566 @@
+"""Folding is replay (ARCHITECTURE §3.9 rule 2): every event must be one a legal command could
+have produced from the state before it, under the session's own workflow snapshot.
+
+The planners (:mod:`kernel.outcomes`, :mod:`kernel.transitions`) decide what a command may
+append; this module re-checks, line by line, that the ledger holds nothing else — so a line
+written straight into the file (a forged ``review_answered``, a ``stage_completed`` nobody
+approved, an event after ``session_finalized``, a decision on a stage that does not emit it) is an
+:class:`IntegrityIssue` naming its seq and rule, even when its hash chain is perfect. The fold
+keeps folding (it is total: ``status`` still shows the ledger), but every command that appends
+refuses a ledger with an issue (exit 7) until a human repairs it.
+
+The checks run on the fold's own mutable accumulator, O(1) per event (a handful of dictionary
+look-ups), so a replay costs what a fold costs. A batch (one append) is the unit of a command:
+its first line says which command it was; the rest must be what that command writes.
+
+In signed mode the fold is also handed a ``human_check`` (the workspace's reviewer registry):
+every event whose actor is ``human:<id>`` must carry a valid signature by that reviewer's key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from kernel import events as ev
+
+if TYPE_CHECKING:
+    from kernel.fold import _Builder
+
+__all__ = ["HumanCheck", "IntegrityIssue", "Replay", "ReplayContext", "is_human_actor"]
+
+#: in signed mode: None when a human event's signature is valid, else the reason
+HumanCheck = Callable[[ev.Event], "str | None"]
+
+_HUMAN = re.compile(r"^human:[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
+_MODULE = re.compile(r"^module:[a-z][a-z0-9_]*$")
+
+
+def is_human_actor(actor: str) -> bool:
+    return _HUMAN.match(actor) is not None
+
+
+def _is_proposer(actor: str) -> bool:
+    """Who may propose outcomes: the agent or a module (never a human, never the kernel)."""
+    return actor == "agent" or _MODULE.match(actor) is not None
+
+
+class IntegrityIssue(msgspec.Struct, frozen=True, kw_only=True):
+    """A line no legal command could have written (or an unsigned human decision)."""
+
+    seq: int
+    rule: str
+    message: str
+
+
+class ReplayContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a replay stands inside a batch, so a state folded up to the middle of a batch
+    continues exactly (``fold_from(fold(a), b) == fold(a + b)`` at any split). None at a batch
+    boundary, which is where every state the kernel keeps is."""
+
+    kind: str
+    ended: bool
+    outcome_stage: str | None
+    previous: ev.AnyEvent | None
+    answer_actor: str | None = None
+    answer_review: int | None = None
+    answer_stage: str | None = None
+    answer_target: str | None = None
+    expect: tuple[tuple[str, str | None, Any], ...] = ()
+
+
+class _Answer:
+    """What the rest of an answer batch must be: the chosen options' events, in order."""
+
+    __slots__ = ("actor", "expect", "review_seq", "stage", "target")
+
+    def __init__(self, actor: str, review_seq: int, stage: str, target: str | None) -> None:
+        self.actor = actor
+        self.review_seq = review_seq
+        self.stage = stage
+        self.target = target
+        self.expect: list[tuple[str, str | None, object]] = []
+
+
+class Replay:
+    """Per-fold replay state: the batch being read and the issues found so far."""
+
+    def __init__(self, human_check: HumanCheck | None = None) -> None:
+        self.human_check = human_check
+        self.issues: list[IntegrityIssue] = []
+        self._in_batch = False
+        self._kind = ""  # the command the current batch is: create/outcome/answer/human/finalize
+        self._answer: _Answer | None = None
+        self._outcome_stage: str | None = None
+        self._previous: ev.Event | None = None
+        self._ended = False  # a batch's last line was a terminal event (nothing may follow)
+
+    def snapshot(self) -> ReplayContext | None:
+        if not self._in_batch:
+            return None
+        answer = self._answer
+        return ReplayContext(
+            kind=self._kind,
+            ended=self._ended,
+            outcome_stage=self._outcome_stage,
+            previous=self._previous,  # type: ignore[arg-type]  # decoded events are AnyEvent
+            answer_actor=answer.actor if answer else None,
+            answer_review=answer.review_seq if answer else None,
+            answer_stage=answer.stage if answer else None,
+            answer_target=answer.target if answer else None,
+            expect=tuple(answer.expect) if answer else (),
+        )
+
+    def restore(self, context: ReplayContext | None, issues: tuple[IntegrityIssue, ...]) -> None:
+        self.issues = list(issues)
+        if context is None:
+            return
+        self._in_batch = True
+        self._kind = context.kind
+        self._ended = context.ended
+        self._outcome_stage = context.outcome_stage
+        self._previous = context.previous
+        if context.answer_actor is not None and context.answer_review is not None:
+            answer = _Answer(
+                context.answer_actor,
+                context.answer_review,
+                context.answer_stage or "",
+                context.answer_target,
+            )
+            answer.expect = [tuple(e) for e in context.expect]
+            self._answer = answer
+
+    # ------------------------------------------------------------------ driving
+
+    def check(self, b: _Builder, event: ev.Event) -> None:
+        """Check ``event`` against the state before it (call before the fold applies it)."""
+        first = not self._in_batch
+        if first:
+            self._answer = None
+            self._outcome_stage = None
+            self._ended = False
+        before = len(self.issues)
+        try:
+            self._check(b, event, first)
+        except _Violation as violation:
+            self._issue(event, violation.rule, violation.message)
+        if len(self.issues) == before and event.actor.startswith("human:"):
+            self._check_signature(event)
+        self._in_batch = event.batch_left > 0
+        self._previous = event
+        if not self._in_batch and self._answer is not None and self._answer.expect:
+            missing = ", ".join(t for t, _, _ in self._answer.expect)
+            self._issue(
+                event, "answer_incomplete", f"the chosen option's events are missing: {missing}"
+            )
+
+    def _issue(self, event: ev.Event, rule: str, message: str) -> None:
+        self.issues.append(IntegrityIssue(seq=event.seq, rule=rule, message=message))
+
+    def _check_signature(self, event: ev.Event) -> None:
+        if self.human_check is None:
+            return
+        reason = self.human_check(event)
+        if reason is not None:
+            self._issue(event, "signature", reason)
+
+    # ------------------------------------------------------------------ rules
+
+    def _check(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        info = ev.info_of(event)
+        kind = info.type
+        if info.category == "registry":
+            raise _Violation("registry_entry", f"{kind} belongs to the reviewer registry")
+        if (event.seq == 1 or not b.session) and kind != "session_created":
+            raise _Violation("first_event", "a session starts with session_created")
+        if self._ended and not first:
+            raise _Violation("batch", f"{kind} follows the end of the command it is batched with")
+        if kind == "ledger_repaired":
+            self._single_human(event, first)
+            return
+        if b.lifecycle == "finalized":
+            raise _Violation("after_finalize", f"{kind} after session_finalized")
+        if b.lifecycle == "paused" and kind not in ("session_resumed",):
+            raise _Violation("while_paused", f"{kind} while the session is paused")
+        handler = _RULES.get(kind)
+        if handler is not None:
+            handler(self, b, event, first)
+        elif info.category in ("decision", "receipt"):
+            self._domain(b, event, first, info)
+        else:  # pragma: no cover - every kernel type has a rule
+            raise _Violation("unknown", f"no replay rule for {kind}")
+
+    def _single_human(self, event: ev.Event, first: bool) -> None:
+        if not first or event.batch_left:
+            raise _Violation("batch", f"{ev.info_of(event).type} is a command of its own")
+        _require_human(event)
+        self._ended = True
+
+    def _session_created(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        if b.session or event.seq != 1:
+            raise _Violation("session_created", "session_created again")
+        if not (_is_proposer(event.actor) or is_human_actor(event.actor)):
+            raise _Violation("actor", f"{event.actor} cannot create a session")
+        self._kind = "create"
+
+    def _session_derived(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        if first or self._kind != "create" or event.seq != 2:
+            raise _Violation("session_derived", "session_derived outside the session's creation")
+        previous = self._previous
+        assert previous is not None
+        if not isinstance(previous, ev.SessionCreated) or previous.actor != event.actor:
+            raise _Violation("session_derived", "session_derived outside the session's creation")
+        _require_human(event)
+        assert isinstance(event, ev.SessionDerived)
+        if previous.payload.derived_from != event.payload.from_session:
+            raise _Violation("session_derived", "derived_from disagrees with session_created")
+
+    def _current(self, b: _Builder, event: ev.Event) -> int:
+        """The index of the event's stage, which must be the current one."""
+        i = b._idx(event.stage)
+        if i < 0:
+            raise _Violation("stage", f"unknown stage {event.stage!r}")
+        current = b.current_index()
+        if i != current:
+            name = b.wf.steps[current].id if current >= 0 else "none"
+            raise _Violation("stage", f"stage {event.stage} is not the current stage ({name})")
+        return i
+
+    def _outcome(self, b: _Builder, event: ev.Event, first: bool) -> int:
+        """An event of a module outcome: proposer actor (kernel for its bookkeeping lines),
+        the current stage, open, one stage per batch."""
+        if first:
+            self._kind = "outcome"
+            self._outcome_stage = event.stage
+        elif self._kind != "outcome" or self._outcome_stage != event.stage:
+            raise _Violation("batch", "an outcome's lines belong to one stage")
+        i = self._current(b, event)
+        step = b.wf.steps[i]
+        if step.kind == "finalize":
+            raise _Violation("stage", "finalization is a human decision")
+        if b.activity[i] in ("completed", "skipped"):
+            raise _Violation("stage", f"stage {step.id} is {b.activity[i]}")
+        expected = f"{step.id}#{b.epoch[i]}"
+        if event.invocation != expected:
+            raise _Violation("invocation", f"invocation {event.invocation!r} is not {expected!r}")
+        if step.kind == "preflight" and event.actor not in ("kernel", f"module:{step.owner}"):
+            raise _Violation("actor", f"{step.id} is decided by module:{step.owner} only")
+        return i
+
+    def _stage_started(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require(event, "kernel")
+        if not first:
+            raise _Violation("batch", "stage_started opens an outcome")
+        i = self._outcome(b, event, first)
+        if b.activity[i] not in ("none", "failed"):
+            raise _Violation("stage_started", f"stage {event.stage} is already running")
+        if event.attempt != b.attempt[i] + 1:
+            raise _Violation("stage_started", f"attempt {event.attempt} is not {b.attempt[i] + 1}")
+
+    def _artifact_written(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require(event, "kernel")
+        assert isinstance(event, ev.ArtifactWritten)
+        i = b._idx(event.stage)
+        if i >= 0 and b.wf.steps[i].kind == "finalize":
+            if not first or event.payload.name != "report.md" or event.batch_left != 1:
+                raise _Violation("finalize", "report.md is written only by finalization")
+            self._kind = "finalize"
+            return
+        i = self._outcome(b, event, first)
+        if self._outcome_bookkeeping_started(b, i, first):
+            raise _Violation("batch", "an outcome's first line is stage_started")
+        if not b.wf.steps[i].allows_artifact(event.payload.name):
+            raise _Violation(
+                "artifact", f"stage {event.stage} may not write {event.payload.name!r}"
+            )
+        if event.subject != event.payload.name:
+            raise _Violation("artifact", "subject is not the artifact's name")
+
+    def _outcome_bookkeeping_started(self, b: _Builder, i: int, first: bool) -> bool:
+        """A stage that has not started must start in the same outcome."""
+        return first and b.activity[i] in ("none", "failed")
+
+    def _domain(self, b: _Builder, event: ev.Event, first: bool, info: ev.EventTypeInfo) -> None:
+        answer = self._answer
+        if answer is not None and not first:
+            self._expected(event, answer)
+            return
+        if info.category == "decision" and (
+            info.type in ev.HUMAN_DECISION_TYPES or event.actor.startswith("human:")
+        ):
+            raise _Violation(
+                "human_decision", f"{info.type} is recorded only as the option a human chose"
+            )
+        if not _is_proposer(event.actor):
+            raise _Violation("actor", f"{event.actor} cannot propose {info.type}")
+        i = self._outcome(b, event, first)
+        if self._outcome_bookkeeping_started(b, i, first):
+            raise _Violation("batch", "an outcome's first line is stage_started")
+        step = b.wf.steps[i]
+        if info.category == "receipt":
+            if info.type not in b.wf.receipts and info.type not in step.emits:
+                raise _Violation("emits", f"{info.type} is not a receipt of this workflow")
+            return
+        if info.type not in step.emits:
+            raise _Violation("emits", f"stage {step.id} may not emit {info.type}")
+        if step.completion != "automatic":
+            raise _Violation(
+                "human_decision",
+                f"stage {step.id} is review_required: a human chooses its decisions",
+            )
+
+    def _expected(self, event: ev.Event, answer: _Answer) -> None:
+        if not answer.expect:
+            raise _Violation("answer", f"{ev.info_of(event).type} is not part of the chosen option")
+        kind, subject, payload = answer.expect.pop(0)
+        got = msgspec.to_builtins(event.payload)  # type: ignore[attr-defined]  # every subclass
+        if (
+            ev.info_of(event).type != kind
+            or event.subject != subject
+            or got != payload
+            or event.actor != answer.actor
+            or event.causation != answer.review_seq
+            or event.stage != answer.stage
+        ):
+            raise _Violation("answer", f"seq {event.seq} is not the chosen option's {kind}")
+
+    def _review_requested(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        if not _is_proposer(event.actor):
+            raise _Violation("actor", f"{event.actor} cannot request a review")
+        i = self._outcome(b, event, first)
+        if self._outcome_bookkeeping_started(b, i, first):
+            raise _Violation("batch", "an outcome's first line is stage_started")
+        assert isinstance(event, ev.ReviewRequested)
+        step = b.wf.steps[i]
+        for option in event.payload.options:
+            for proposed in option.events:
+                info = ev.EVENT_TYPES.get(proposed.type)
+                if info is None or info.category in ("kernel", "registry"):
+                    raise _Violation("review", f"option {option.id} proposes {proposed.type}")
+                if proposed.type not in step.emits and proposed.type not in b.wf.receipts:
+                    raise _Violation("emits", f"stage {step.id} may not emit {proposed.type}")
+                try:
+                    ev.payload_from_builtins(proposed.type, proposed.payload)
+                except msgspec.ValidationError as err:
+                    raise _Violation("review", f"option {option.id}: {err}") from err
+        if (event.payload.kind == "confirm") == bool(event.payload.options):
+            raise _Violation("review", "a confirm has no options; select and decide have some")
+        self._terminal(event)
+
+    def _revision_requested(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        if not _is_proposer(event.actor):
+            raise _Violation("actor", f"{event.actor} cannot request a revision")
+        i = self._outcome(b, event, first)
+        assert isinstance(event, ev.RevisionRequested)
+        target = b._idx(event.payload.target)
+        if target < 0 or target > i or b.wf.steps[target].kind in ("preflight", "finalize"):
+            raise _Violation("revision", f"{event.payload.target!r} cannot be the target")
+        self._terminal(event)
+
+    def _failed(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        if not _is_proposer(event.actor):
+            raise _Violation("actor", f"{event.actor} cannot fail a stage")
+        i = self._outcome(b, event, first)
+        contribution = b.wf.steps[i].kind == "contribution"
+        if contribution != isinstance(event, ev.ContributionFailed):
+            raise _Violation("failure", "contribution_failed is for contributions only")
+        self._terminal(event)
+
+    def _terminal(self, event: ev.Event) -> None:
+        if event.batch_left:
+            raise _Violation("batch", f"{ev.info_of(event).type} ends its outcome")
+        self._ended = True
+
+    def _review_answered(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require_human(event)
+        if not first:
+            raise _Violation("batch", "review_answered opens its own command")
+        assert isinstance(event, ev.ReviewAnswered)
+        review = b.reviews.get(event.causation) if event.causation is not None else None
+        if review is None:
+            raise _Violation("answer", f"seq {event.causation} is not an open review")
+        if event.stage != review.stage:
+            raise _Violation("answer", "the answer's stage is not the review's")
+        self._kind = "answer"
+        answer = _Answer(event.actor, review.seq, review.stage, review.target)
+        payload = event.payload
+        if review.kind in ("select", "decide"):
+            options = {o.id: o for o in review.options}
+            choice = payload.choice
+            if (
+                not choice
+                or payload.approved is not None
+                or len(set(choice)) != len(choice)
+                or any(c not in options for c in choice)
+                or (review.kind == "select" and len(choice) != 1)
+            ):
+                raise _Violation("answer", f"{choice!r} is not a valid choice for a {review.kind}")
+            for option_id in choice:
+                for proposed in options[option_id].events:
+                    answer.expect.append(
+                        (
+                            proposed.type,
+                            proposed.subject,
+                            msgspec.to_builtins(
+                                ev.payload_from_builtins(proposed.type, proposed.payload)
+                            ),
+                        )
+                    )
+        else:
+            if payload.choice or payload.approved is None:
+                raise _Violation("answer", f"a {review.kind} is approved or rejected")
+            if payload.approved and review.kind == "confirm":
+                others = [
+                    s for s, r in b.reviews.items() if r.stage == review.stage and s != review.seq
+                ]
+                if others:
+                    raise _Violation(
+                        "answer", f"other reviews of {review.stage} are open: {others}"
+                    )
+                answer.expect.append(("stage_completed", None, {"via": "review"}))
+            elif payload.approved:
+                text = payload.rationale or review.prompt
+                answer.expect.append(("stage_reopened", None, {"reason": text}))
+        self._answer = answer
+
+    def _stage_completed(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require(event, "kernel")
+        assert isinstance(event, ev.StageCompleted)
+        answer = self._answer
+        if answer is not None and not first:
+            # the kernel's line of a human approval: checked against what the answer expects
+            kind, _, payload = answer.expect.pop(0) if answer.expect else ("", None, None)
+            if (
+                kind != "stage_completed"
+                or payload != msgspec.to_builtins(event.payload)
+                or event.causation != answer.review_seq
+                or event.stage != answer.stage
+            ):
+                raise _Violation("stage_completed", "no approved confirm completes this stage")
+            self._terminal(event)
+            return
+        if event.payload.via != "auto":
+            raise _Violation("stage_completed", "a stage completes by approval or automatically")
+        i = self._outcome(b, event, first)
+        if self._outcome_bookkeeping_started(b, i, first):
+            raise _Violation("batch", "an outcome's first line is stage_started")
+        if b.wf.steps[i].completion != "automatic":
+            raise _Violation(
+                "stage_completed", f"stage {event.stage} completes only when a human approves"
+            )
+        self._terminal(event)
+
+    def _stage_reopened(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require_human(event)
+        answer = self._answer
+        i = b._idx(event.stage)
+        if i < 0 or b.wf.steps[i].kind in ("preflight", "finalize"):
+            raise _Violation("stage_reopened", f"{event.stage!r} cannot be reopened")
+        if answer is not None and not first:
+            kind, _, payload = answer.expect.pop(0) if answer.expect else ("", None, None)
+            target = answer.target
+            if (
+                kind != "stage_reopened"
+                or payload != msgspec.to_builtins(event.payload)  # type: ignore[attr-defined]
+                or event.actor != answer.actor
+                or event.stage != (target or answer.stage)
+                or event.causation != answer.review_seq
+            ):
+                raise _Violation("stage_reopened", "no approved revision reopens this stage")
+            self._terminal(event)
+            return
+        self._single_human(event, first)
+        current = b.current_index()
+        if current >= 0 and i > current:
+            raise _Violation("stage_reopened", f"{event.stage} has not been reached yet")
+
+    def _decision_retracted(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        self._single_human(event, first)
+        decision = b.decisions.get(event.retracts) if event.retracts is not None else None
+        if decision is None or decision.status != "effective":
+            raise _Violation("retract", f"seq {event.retracts} is not an effective decision")
+        if decision.event.stage == "admission":
+            raise _Violation("retract", "the admission outcome cannot be retracted")
+
+    def _stage_skipped(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        self._single_human(event, first)
+        i = self._current(b, event)
+        if b.wf.steps[i].skip != "human":
+            raise _Violation("skip", f"stage {event.stage} cannot be skipped")
+
+    def _paused(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        self._single_human(event, first)
+        if b.lifecycle != "active":
+            raise _Violation("lifecycle", f"pause while {b.lifecycle}")
+
+    def _resumed(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        self._single_human(event, first)
+        if b.lifecycle != "paused":
+            raise _Violation("lifecycle", f"resume while {b.lifecycle}")
+
+    def _finalized(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        _require_human(event)
+        previous = self._previous
+        if (
+            first
+            or self._kind != "finalize"
+            or not isinstance(previous, ev.ArtifactWritten)
+            or previous.payload.name != "report.md"
+            or previous.stage != event.stage
+        ):
+            raise _Violation("finalize", "session_finalized comes with its report.md")
+        if event.batch_left:
+            raise _Violation("batch", "session_finalized ends its command")
+        i = b._idx(event.stage)
+        if i < 0 or b.wf.steps[i].kind != "finalize" or b.current_index() != i:
+            raise _Violation("finalize", "the workflow has not reached finalization")
+        if b.reviews:
+            raise _Violation("finalize", f"open reviews: {sorted(b.reviews)}")
+        if b.blocked_reason() is not None:
+            raise _Violation("finalize", "the workflow is blocked")
+        self._ended = True
+
+
+def _require(event: ev.Event, actor: str) -> None:
+    if event.actor != actor:
+        raise _Violation(
+            "actor", f"{ev.info_of(event).type} is written by {actor}, not {event.actor}"
+        )
+
+
+def _require_human(event: ev.Event) -> None:
+    if not is_human_actor(event.actor):
+        raise _Violation(
+            "actor", f"{ev.info_of(event).type} is a human decision, not {event.actor}'s"
+        )
+
+
+class _Violation(Exception):
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+_Rule = Callable[[Replay, "_Builder", ev.Event, bool], None]
+_RULES: dict[str, _Rule] = {
+    "session_created": Replay._session_created,
+    "session_derived": Replay._session_derived,
+    "stage_started": Replay._stage_started,
+    "artifact_written": Replay._artifact_written,
+    "review_requested": Replay._review_requested,
+    "revision_requested": Replay._revision_requested,
+    "review_answered": Replay._review_answered,
+    "stage_completed": Replay._stage_completed,
+    "stage_failed": Replay._failed,
+    "contribution_failed": Replay._failed,
+    "stage_reopened": Replay._stage_reopened,
+    "decision_retracted": Replay._decision_retracted,
+    "stage_skipped": Replay._stage_skipped,
+    "session_paused": Replay._paused,
+    "session_resumed": Replay._resumed,
+    "session_finalized": Replay._finalized,
+}
