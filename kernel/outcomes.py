@@ -10,6 +10,7 @@ stage, outcome) to the exact event drafts to append, or an error naming what is 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Literal
 
 import msgspec
@@ -31,6 +32,8 @@ __all__ = [
     "plan_outcome",
     "validate_proposed_event",
 ]
+
+_MODULE_ACTOR = re.compile(r"^module:[a-z][a-z0-9_]*$")
 
 OutcomeStatus = Literal["applied", "completed", "awaiting_review", "revision_requested", "failed"]
 
@@ -193,6 +196,12 @@ def plan_outcome(
     actor: str,
 ) -> list[ev.EventDraft]:
     """Validate ``outcome`` for ``stage`` and return the drafts to append (pure)."""
+    if actor != "agent" and not _MODULE_ACTOR.match(actor):
+        # A human decides by answering reviews (signed, in signed mode), never by submitting a
+        # module's outcome; the replay rejects such lines too (kernel/replay.py).
+        raise PolicyError(
+            f"{actor} cannot submit a module outcome: outcomes come from the agent or a module"
+        )
     step, view = _require_open_step(workflow, state, stage)
     if step.kind == "preflight" and actor != f"module:{step.owner}":
         # Question Admission is the owner module's decision: nobody else can admit a question it

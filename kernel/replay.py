@@ -178,8 +178,15 @@ class Replay:
             raise _Violation("first_event", "a session starts with session_created")
         if self._ended and not first:
             raise _Violation("batch", f"{kind} follows the end of the command it is batched with")
+        if event.retracts is not None and kind != "decision_retracted":
+            raise _Violation("envelope", f"{kind} retracts nothing")
+        in_answer = self._answer is not None and not first
+        if event.causation is not None and kind != "review_answered" and not in_answer:
+            raise _Violation("causation", f"{kind} answers no review")
         if kind == "ledger_repaired":
             self._single_human(event, first)
+            if event.stage is not None:
+                raise _Violation("envelope", "ledger_repaired is session-level")
             return
         if b.lifecycle == "finalized":
             raise _Violation("after_finalize", f"{kind} after session_finalized")
@@ -476,6 +483,14 @@ class Replay:
         current = b.current_index()
         if current >= 0 and i > current:
             raise _Violation("stage_reopened", f"{event.stage} has not been reached yet")
+        if event.invocation is not None:
+            raise _Violation("envelope", "a reopen belongs to no invocation")
+        for review in b.reviews.values():
+            if review.kind == "revision" and review.target == event.stage:
+                raise _Violation(
+                    "stage_reopened",
+                    f"revision request {review.seq} is open for {event.stage}: a reopen answers it",
+                )
 
     def _decision_retracted(self, b: _Builder, event: ev.Event, first: bool) -> None:
         self._single_human(event, first)
@@ -484,20 +499,26 @@ class Replay:
             raise _Violation("retract", f"seq {event.retracts} is not an effective decision")
         if decision.event.stage == "admission":
             raise _Violation("retract", "the admission outcome cannot be retracted")
+        if event.stage != decision.event.stage or event.subject != decision.event.subject:
+            raise _Violation("retract", "stage and subject are the retracted decision's")
 
     def _stage_skipped(self, b: _Builder, event: ev.Event, first: bool) -> None:
         self._single_human(event, first)
         i = self._current(b, event)
         if b.wf.steps[i].skip != "human":
             raise _Violation("skip", f"stage {event.stage} cannot be skipped")
+        if event.invocation != b.invocation[i]:
+            raise _Violation("invocation", f"invocation {event.invocation!r} is not the stage's")
 
     def _paused(self, b: _Builder, event: ev.Event, first: bool) -> None:
         self._single_human(event, first)
+        _session_level(event)
         if b.lifecycle != "active":
             raise _Violation("lifecycle", f"pause while {b.lifecycle}")
 
     def _resumed(self, b: _Builder, event: ev.Event, first: bool) -> None:
         self._single_human(event, first)
+        _session_level(event)
         if b.lifecycle != "paused":
             raise _Violation("lifecycle", f"resume while {b.lifecycle}")
 
@@ -522,6 +543,11 @@ class Replay:
         if b.blocked_reason() is not None:
             raise _Violation("finalize", "the workflow is blocked")
         self._ended = True
+
+
+def _session_level(event: ev.Event) -> None:
+    if event.stage is not None or event.invocation is not None or event.subject is not None:
+        raise _Violation("envelope", f"{ev.info_of(event).type} is session-level")
 
 
 def _require(event: ev.Event, actor: str) -> None:

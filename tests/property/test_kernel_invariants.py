@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -400,12 +401,24 @@ class KernelMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.t.torn is None)
     @rule(data=st.data())
     def tear_tail(self, data: st.DataObject) -> None:
-        """A crash mid-write left a partial final line."""
-        line = self.kernel.store.ledger(self.t.session).read_bytes().split(b"\n")[-2]
+        """A crash mid-write left a partial final line: nothing appends to it (no laundering,
+        the files stay byte-identical) until a human repairs it, which quarantines exactly the
+        torn bytes and records ledger_repaired."""
+        tracked = self.t
+        line = self.kernel.store.ledger(tracked.session).read_bytes().split(b"\n")[-2]
         torn = line[: data.draw(st.integers(1, len(line) - 1), label="torn at")]
-        with (self._folder(self.t.session) / "ledger.jsonl").open("ab") as fh:
+        folder = self._folder(tracked.session)
+        with (folder / "ledger.jsonl").open("ab") as fh:
             fh.write(torn)
-        self.t.torn = torn
+        before = snapshot(folder)
+        with pytest.raises(IntegrityError):
+            self.kernel.pause(tracked.session, actor="human:ann")
+        assert snapshot(folder) == before, "a refused append changed the session's files"
+        tracked.torn = torn
+        previous = self._state().last_seq
+        _, applied = self.kernel.repair(tracked.session, actor="human:ops", reason="crash")
+        assert [ev.info_of(e).type for e in applied.events] == ["ledger_repaired"]
+        self._record(tracked, applied, previous)
 
     @rule(how=st.sampled_from(["delete", "garble", "truncate", "save", "restore"]))
     def tinker_with_cache(self, how: str) -> None:
@@ -457,7 +470,11 @@ class KernelMachine(RuleBasedStateMachine):
             assert fold_from(workflow, fold(workflow, events[:k]), events[k:]) == full, k
         assert tracked.last == full, "the state the kernel returned is not the fold"
         loaded = kernel.load(tracked.session)
-        assert loaded.state == full, "status (cached, incremental) differs from the full fold"
+        assert loaded.state == full, "the verified load differs from the full fold"
+        shown, problems = kernel.load_for_display(tracked.session)
+        assert shown.state == full, "status (cached, incremental) differs from the full fold"
+        assert problems == [], problems
+        assert full.integrity == (), full.integrity  # every history the kernel writes is legal
         assert loaded.head == read.head
         # --at N: the state the kernel returned when N was the last seq, and the fold of N events
         for seq in tracked.unchecked:
@@ -469,7 +486,9 @@ class KernelMachine(RuleBasedStateMachine):
         check_decisions(events, full)
         check_stage_views(full)
         if tracked.finalized_at is not None:
-            assert len(events) == tracked.finalized_at, "a finalized session changed"
+            after = [ev.info_of(e).type for e in events[tracked.finalized_at :]]
+            # only a human's explicit repair (of a torn tail) is ever recorded after finalize
+            assert set(after) <= {"ledger_repaired"}, "a finalized session changed"
         elif full.lifecycle == "finalized":
             tracked.finalized_at = len(events)
 
