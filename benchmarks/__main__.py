@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "evaluator": "benchmarks.bench_evaluator",
     "vectors": "benchmarks.bench_vectors",
     "evidence": "benchmarks.bench_evidence",
+    "trust": "benchmarks.bench_trust",
 }
 
 

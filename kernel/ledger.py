@@ -172,6 +172,21 @@ class Ledger:
         head = self._head_of(complete, start)
         return LedgerRead(events=events, head=head, size=start + end, torn=torn)
 
+    def first_event(self) -> Event | None:
+        """The first event (``session_created``: what the session was created with), read
+        without the rest of the file; None when there is no complete first line."""
+        try:
+            with self.path.open("rb") as fh:
+                line = fh.readline(1 << 24)
+        except FileNotFoundError:
+            return None
+        if not line.endswith(b"\n"):
+            return None
+        try:
+            return decode_event(line[:-1])
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+
     def _decode_one_by_one(self, complete: bytes, start: int) -> list[Event]:
         events = []
         first_line = 1 if start == 0 else None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from kernel.events import EVENT_TYPES, Event, decode_event, info_of
+from kernel.events import EVENT_TYPES, Event, decode_event, decode_lines, info_of
 
 __all__ = [
     "Problem",
@@ -99,12 +99,16 @@ def verify_ledger_bytes(
     problems: list[Problem] = []
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]
-    decoded: list[Event | None] = []
-    for line in lines:
-        try:
-            decoded.append(decode_event(line))
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            decoded.append(None)
+    decoded: list[Event | None]
+    try:  # one call for the whole file (the usual case); line by line only when a line is bad
+        decoded = list(decode_lines(data[:end]))
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        decoded = []
+        for line in lines:
+            try:
+                decoded.append(decode_event(line))
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                decoded.append(None)
     # a final batch cut short (its last line has batch_left > 0) is part of the torn tail
     committed = len(lines)
     while committed and (event := decoded[committed - 1]) is not None and event.batch_left:

@@ -120,21 +120,26 @@ class RegistryState:
         (decisions signed while the key was trusted stay valid)."""
         if event.sig is None:
             return "unsigned human decision"
-        key_id = sig_key_id(event.sig)
+        return self.check_signed(event.actor, canonical_bytes(event), event.sig, event.ts)
+
+    def check_signed(self, reviewer: str, data: bytes, sig: str, ts: str) -> str | None:
+        """None when ``sig`` over ``data`` is by a key of ``reviewer`` valid at ``ts``."""
+        key_id = sig_key_id(sig)
         if key_id is None:
             return "malformed signature"
         record = self.keys.get(key_id)
         if record is None:
             return f"signed by unknown key {key_id} (not in the reviewer registry)"
-        if record.reviewer != event.actor:
-            return f"key {key_id} belongs to {record.reviewer}, not {event.actor}"
-        if not verify_signature(record.public_key, canonical_bytes(event), event.sig):
+        if record.reviewer != reviewer:
+            return f"key {key_id} belongs to {record.reviewer}, not {reviewer}"
+        if not verify_signature(record.public_key, data, sig):
             return "signature does not verify"
-        if record.revoked_ts is not None and not (
-            _TS.match(event.ts) and event.ts < record.revoked_ts
-        ):
+        if record.revoked_ts is not None and not (_TS.match(ts) and ts < record.revoked_ts):
             return f"key {key_id} was revoked at {record.revoked_ts}"
         return None
+
+    def signature_valid(self, reviewer: str, data: bytes, sig: str, ts: str) -> bool:
+        return self.check_signed(reviewer, data, sig, ts) is None
 
 
 # --------------------------------------------------------------------------- fold

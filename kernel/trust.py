@@ -9,20 +9,32 @@
   session may only be created with the packaged workflow or an approved one.
 - ``unlock``: turns ``human:<id>`` into a signer, asking the reviewer for their passphrase at the
   controlling terminal (or, in the web UI, using the key unlocked for that browser session).
+- ``check_signature``: the registry's check of a reviewer's signature over raw bytes, for the
+  signed checkpoints policy folds start from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from kernel.checkpoint import SignatureCheck
 from kernel.events import Event
 from kernel.replay import HumanCheck
 
-__all__ = ["EventSigner", "Trust", "no_registry_check"]
+__all__ = ["ReviewerSigner", "Trust", "no_registry_check"]
 
-#: signs one stamped event: its ``sig`` (or None for an event it does not sign)
-EventSigner = Callable[[Event], "str | None"]
+
+class ReviewerSigner(Protocol):
+    """A reviewer's unlocked key (kernel.signing.SigningKey is one)."""
+
+    @property
+    def reviewer(self) -> str: ...
+
+    def sign(self, data: bytes) -> str: ...
+
+    def sign_event(self, event: Event) -> str: ...
 
 
 def no_registry_check(event: Event) -> str | None:
@@ -36,7 +48,9 @@ class Trust:
     signed: bool = False
     human_check: HumanCheck | None = None
     approved_workflows: frozenset[str] = frozenset()
-    unlock: Callable[[str], EventSigner] | None = field(default=None, repr=False)
+    unlock: Callable[[str], ReviewerSigner] | None = field(default=None, repr=False)
+    #: verifies a reviewer's signature of raw bytes (signed checkpoints, kernel/checkpoint.py)
+    check_signature: SignatureCheck | None = field(default=None, repr=False)
 
     def check_for(self, session_signed: bool) -> HumanCheck | None:
         """The signature check the fold applies to a session: every human event of a signed

@@ -9,17 +9,19 @@ nothing: planning raises before anything is written, and a lost race raises ``Co
 from the append.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from kernel import events as ev
+from kernel.checkpoint import continue_chain, decode_checkpoint, encode_checkpoint
 from kernel.clock import Clock, IdFactory
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import (
+    Ledger,
     LedgerRead,
     LedgerTail,
     Problem,
@@ -45,8 +47,13 @@ from kernel.transitions import (
     plan_retract,
     plan_skip,
 )
-from kernel.trust import Trust
-from kernel.workflow import WorkflowSpec, default_workflow_path, load_workflow_bytes
+from kernel.trust import ReviewerSigner, Trust
+from kernel.workflow import (
+    WorkflowSpec,
+    default_workflow_path,
+    load_workflow,
+    load_workflow_bytes,
+)
 
 _DISPLAY_PROBLEMS = 3  # problems named in an IntegrityError message
 
@@ -66,6 +73,8 @@ class StatusCache(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _CACHE_ENC = msgspec.msgpack.Encoder()
+_STATE_ENC = msgspec.msgpack.Encoder()
+_STATE_DEC = msgspec.msgpack.Decoder(SessionState)
 _CACHE_DEC = msgspec.msgpack.Decoder(StatusCache)
 
 
@@ -97,7 +106,7 @@ class WorkflowKernel:
         workflow_cache: Path | None = None,
         outbox: Outbox | None = None,
         after_finalize: tuple[str, ...] = (),
-        trust: Trust | None = None,
+        trust: Trust | Callable[[], Trust] | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -106,7 +115,15 @@ class WorkflowKernel:
         self.workflow_cache = workflow_cache
         self.outbox = outbox
         self.after_finalize = after_finalize
-        self.trust = trust or Trust()
+        self._trust = trust or Trust()
+
+    @property
+    def trust(self) -> Trust:
+        """What the kernel trusts; built on first use (reading and verifying the reviewer
+        registry costs a signature check: ``status`` from its cache never pays it)."""
+        if not isinstance(self._trust, Trust):
+            self._trust = self._trust()
+        return self._trust
 
     # ------------------------------------------------------------------ loading
 
@@ -134,6 +151,15 @@ class WorkflowKernel:
         ledger = self.store.ledger(session)
         if at is not None:
             return self._load_at(session, self._workflow_of(session, ledger.read().events), at)
+        if self.trust.check_signature is not None:
+            first = ledger.first_event()
+            try:
+                workflow = self._workflow_of(session, [first] if first is not None else [])
+            except (IntegrityError, UsageError):
+                workflow = None
+            fast = self._load_from_checkpoint(session, workflow) if workflow else None
+            if fast is not None:
+                return fast
         report = ledger.verify()
         events = [e for e in report.decoded if e is not None]
         workflow, state = self._replay(session, events, report.problems)
@@ -183,38 +209,64 @@ class WorkflowKernel:
         """A full fold of whatever the ledger holds (display of a damaged session)."""
         ledger = self.store.ledger(session)
         read = ledger.read()
-        workflow = self.session_workflow(session)
+        try:
+            workflow = self.session_workflow(session)
+        except UsageError:  # an altered snapshot that no longer compiles: show the events only
+            workflow = load_workflow(default_workflow_path())
         state = fold(workflow, read.events, human_check=self._check(read.events))
         return LoadedSession(session, workflow, state, read.head, read.torn)
 
-    def _cached_workflow(self, session: str, ledger: object) -> WorkflowSpec:
-        from kernel.ledger import Ledger
-
-        assert isinstance(ledger, Ledger)
-        first = ledger.read(upto=1).events
-        return self._workflow_of(session, first)
+    def _cached_workflow(self, session: str, ledger: Ledger) -> WorkflowSpec:
+        first = ledger.first_event()
+        return self._workflow_of(session, [first] if first is not None else [])
 
     def _workflow_of(self, session: str, events: Sequence[ev.Event]) -> WorkflowSpec:
         created = events[0] if events else None
         ref = created.payload.workflow if isinstance(created, ev.SessionCreated) else None
         return self.session_workflow(session, ref)
 
-    def _check(self, events: Sequence[ev.Event]) -> HumanCheck | None:
+    def _check(self, events: Sequence[ev.Event], *, full: bool = False) -> HumanCheck | None:
+        """The signature check for a session's fold.
+
+        A signed human event witnesses everything before it: its signature covers ``prev``,
+        the hash of the whole history, and the tht that appended it had verified all of that
+        history (every signature included) first — policy never appends to a ledger that does
+        not verify. So, unless ``full`` (an audit), only the last signed human event and the
+        human events after it are checked: one Ed25519 verification for a whole history
+        instead of one per decision. A last signature that does not verify checks them all.
+        """
         created = events[0] if events else None
         signed = (
             isinstance(created, ev.SessionCreated) and created.payload.human_decisions == "signed"
         )
-        return self.trust.check_for(signed)
+        check = self.trust.check_for(signed)
+        if check is None or full:
+            return check
+        witness = 0
+        for event in reversed(events):
+            if event.sig is not None and is_human_actor(event.actor):
+                witness = event.seq if check(event) is None else 0
+                break
+        if not witness:
+            return check
+        inner = check
+
+        def after_witness(event: ev.Event) -> str | None:
+            return None if event.seq <= witness else inner(event)
+
+        return after_witness
 
     def _replay(
-        self, session: str, events: list[ev.Event], problems: list[Problem]
+        self, session: str, events: list[ev.Event], problems: list[Problem], *, full: bool = False
     ) -> tuple[WorkflowSpec, SessionState]:
         try:
             workflow = self._workflow_of(session, events)
         except IntegrityError as err:
-            problems.append(Problem("workflow_snapshot", str(err)))
-            workflow = self.session_workflow(session)
-        check = self._check(events)
+            # an altered snapshot: nothing can be replayed against it (it may not even compile)
+            problems.append(Problem("workflow_snapshot", str(err), seq=1))
+            fallback = load_workflow(default_workflow_path())
+            return fallback, empty_state(fallback)
+        check = self._check(events, full=full)
         state = fold(workflow, events, human_check=check)
         created = events[0] if events else None
         if (
@@ -301,7 +353,14 @@ class WorkflowKernel:
             raise _integrity_error(
                 session, [Problem(i.rule, i.message, seq=i.seq) for i in loaded.state.integrity]
             )
-        signer = self._signer(drafts)
+        key = self._reviewer_key(drafts)
+        signer: Signer | None = None
+        if key is not None:
+            actor, sign = key.reviewer, key.sign_event
+
+            def signer(event: ev.Event) -> str | None:
+                return sign(event) if event.actor == actor else None
+
         for change in artifacts:
             self.store.put_object(session, change.content)
         ledger = self.store.ledger(session)
@@ -312,11 +371,14 @@ class WorkflowKernel:
             if isinstance(event, ev.ArtifactWritten):
                 self.store.materialize(session, event.payload.name, event.payload.sha256)
         state = fold_from(loaded.workflow, loaded.state, result.events)
-        self._write_cache(session, loaded.workflow, state, ledger.tail())
+        tail = ledger.tail()
+        self._write_cache(session, loaded.workflow, state, tail)
+        if key is not None:
+            self._write_checkpoint(session, loaded.workflow, state, tail, key)
         return Applied(session, result.events, result.head, state)
 
-    def _signer(self, drafts: Sequence[ev.EventDraft]) -> Signer | None:
-        """In signed mode, the reviewer's key (unlocked before the ledger is locked) signs
+    def _reviewer_key(self, drafts: Sequence[ev.EventDraft]) -> ReviewerSigner | None:
+        """In signed mode, the reviewer's key (unlocked before the ledger is locked) that signs
         every human event of the batch."""
         humans = {d.actor for d in drafts if is_human_actor(d.actor)}
         if not humans or not self.trust.signed:
@@ -326,12 +388,81 @@ class WorkflowKernel:
         if self.trust.unlock is None:
             raise PolicyError("signed mode: no way to unlock a reviewer key here")
         actor = humans.pop()
-        sign = self.trust.unlock(actor)
+        key = self.trust.unlock(actor)
+        if key.reviewer != actor:
+            raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
+        return key
 
-        def signer(event: ev.Event) -> str | None:
-            return sign(event) if event.actor == actor else None
+    # ------------------------------------------------------------------ checkpoints
 
-        return signer
+    def _write_checkpoint(
+        self,
+        session: str,
+        workflow: WorkflowSpec,
+        state: SessionState,
+        tail: LedgerTail,
+        key: ReviewerSigner,
+    ) -> None:
+        """A signed checkpoint of the state just folded from the verified ledger
+        (kernel/checkpoint.py): the next policy load folds only what follows it."""
+        if tail.last_seq != state.last_seq or state.integrity or state.last_ts is None:
+            return
+        try:
+            data = _STATE_ENC.encode(state)
+        except OverflowError:  # an integer beyond msgpack's range: no checkpoint, full folds
+            return
+        blob = encode_checkpoint(
+            session=session,
+            seq=tail.last_seq,
+            head=tail.head,
+            line_start=tail.last_line_start,
+            offset=tail.size,
+            workflow=workflow.sha256,
+            state=data,
+            signer=key.reviewer,
+            ts=state.last_ts,
+            sign=key.sign,
+        )
+        self.store.write_checkpoint(session, blob)
+
+    def _load_from_checkpoint(self, session: str, workflow: WorkflowSpec) -> LoadedSession | None:
+        """The verified state from the session's signed checkpoint plus the events after it,
+        or None (then the whole ledger is verified and folded)."""
+        check = self.trust.check_signature
+        if check is None:
+            return None
+        raw = self.store.read_checkpoint(session)
+        if raw is None:
+            return None
+        found = decode_checkpoint(raw, session, workflow.sha256, check)
+        if found is None:
+            return None
+        cp, state_bytes = found
+        ledger = self.store.ledger(session)
+        anchor = ledger.read_anchor()
+        data = ledger.read_bytes(cp.line_start)
+        cut = cp.offset - cp.line_start
+        if cut < 1 or len(data) < cut or data[cut - 1 : cut] != b"\n":
+            return None
+        following = continue_chain(data[: cut - 1], data[cut:], cp, anchor)
+        if following is None:
+            return None
+        events, head = following
+        try:
+            state = _STATE_DEC.decode(state_bytes)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if state.last_seq != cp.seq or state.session != session or state.integrity:
+            return None
+        first = ledger.first_event()
+        human_check = self._check([first] if first is not None else [], full=True)
+        if events:
+            state = fold_from(workflow, state, events, human_check=human_check)
+        if state.integrity:
+            raise _integrity_error(
+                session, [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
+            )
+        return LoadedSession(session, workflow, state, head, None)
 
     # ------------------------------------------------------------------ sessions
 
@@ -481,16 +612,17 @@ class WorkflowKernel:
         read = self.store.ledger(session).read()
         return [e for e in read.events if e.seq >= from_seq]
 
-    def verify(self, session: str) -> VerifyReport:
+    def verify(self, session: str, *, full: bool = False) -> VerifyReport:
         """Everything ``tht ledger verify`` checks: the file (schemas, seq, batches, hash
         chain, anchor, torn tail), the workflow snapshot, and the replay of every event
-        (legality under the session's workflow; signatures in signed mode)."""
+        (legality under the session's workflow; signatures in signed mode — with ``full``,
+        every signature, not only those after the last verified one, :meth:`_check`)."""
         ledger = self.store.ledger(session)
         report = ledger.verify()
         problems = list(report.problems)
         events = [e for e in report.decoded if e is not None]
         if events:
-            _, state = self._replay(session, events, problems)
+            _, state = self._replay(session, events, problems, full=full)
             problems.extend(Problem(i.rule, i.message, seq=i.seq) for i in state.integrity)
         return VerifyReport(
             ok=not problems,

@@ -18,7 +18,7 @@ from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
 from kernel.outbox import Outbox, OutboxItem
 from kernel.store.fs import FileSystemStore
-from kernel.trust import EventSigner, Trust
+from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
 from kernel.workspace import Workspace, open_workspace
@@ -219,11 +219,12 @@ def trust_of(workspace: Workspace) -> Trust:
         human_check=state.check_human_event,
         approved_workflows=state.approved_workflows,
         unlock=_unlocker(None),
+        check_signature=state.signature_valid,
     )
 
 
-def _unlocker(broken: str | None) -> Callable[[str], EventSigner]:
-    def unlock(reviewer: str) -> EventSigner:
+def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
+    def unlock(reviewer: str) -> ReviewerSigner:
         from kernel.errors import IntegrityError, PolicyError
 
         if broken is not None:
@@ -231,10 +232,9 @@ def _unlocker(broken: str | None) -> Callable[[str], EventSigner]:
         from tht.reviewer_keys import unlock as unlock_key
 
         try:
-            key = unlock_key(reviewer)
+            return unlock_key(reviewer)
         except FileNotFoundError as err:  # pragma: no cover - unlock maps it already
             raise PolicyError(str(err)) from err
-        return key.sign_event
 
     return unlock
 
@@ -250,7 +250,7 @@ def open_app(workspace_root: Path) -> App:
         workflow_path=custom if custom.is_file() else default_workflow_path(),
         workflow_cache=workspace.cache_dir,
         outbox=Outbox(workspace.state_dir / "outbox"),
-        trust=trust_of(workspace),
+        trust=lambda: trust_of(workspace),
     )
     return App(workspace=workspace, kernel=kernel, clock=clock)
 

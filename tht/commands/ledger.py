@@ -32,6 +32,14 @@ def verify(
     actor: Annotated[
         str | None, typer.Option("--as", help="human:<id> (required with --repair).")
     ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Audit: verify every human signature, not only those after the last one "
+            "that verifies (which witnesses the history before it).",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -65,7 +73,7 @@ def verify(
         if not after.ok:
             raise typer.Exit(7)
         return
-    report = app_.kernel.verify(sid)
+    report = app_.kernel.verify(sid, full=full)
     body = {"session": sid, **report.to_json()}
     if report.ok:
         inv.emit(body, f"ok: {report.events} events, head {report.head}")
