@@ -59,6 +59,11 @@ vector_store:
 #     - name: notify
 #       command: ["sh", "-c", "cat >> finalized.jsonl"]
 after_finalize: []
+
+# Human decisions: `signed` makes every human decision carry the reviewer's Ed25519 signature
+# (`tht reviewer add human:<id>` first; docs/security.md). A reviewer registry with reviewers
+# turns signing on whatever this says.
+human_decisions: unsigned
 """
 
 
@@ -191,9 +196,10 @@ def init_workspace(root: Path, *, name: str | None = None) -> tuple[Workspace, b
         raise UsageError(f"{root}: exists and is not a folder")
     ws = Workspace(root.resolve())
     created = False
+    private = (ws.sessions_dir, ws.state_dir)  # questions, SQL, keys' registry: the user's only
     for folder in (ws.sessions_dir, ws.sources_dir, ws.units_dir, ws.state_dir):
         if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700 if folder in private else 0o777, parents=True, exist_ok=True)
             created = True
     if not ws.settings_file.exists():
         label = name or ws.root.name or "workspace"

@@ -21,6 +21,8 @@ from typing import Any
 
 QUESTION = "Quante procedure di ablazione sono state eseguite nel 2023 per ospedale?"
 REVIEWER = "human:reviewer"
+#: the demo reviewer's passphrase, typed at the pty like a person would (a demo-only key)
+PASSPHRASE = "demo reviewer passphrase"
 
 
 def _proposals_dir() -> Path:
@@ -51,7 +53,10 @@ class Demo:
             argv.append("--json")
         if show:
             print(f"\n$ tht {shlex.join(args)}", flush=True)
-        done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
+        if "--as" in args or args[:2] == ("reviewer", "add"):
+            done = self._as_reviewer(argv, args)
+        else:
+            done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.stderr.write(done.stdout + done.stderr)
             raise SystemExit(f"demo step failed (exit {done.returncode}): tht {shlex.join(args)}")
@@ -60,6 +65,15 @@ class Demo:
         if done.stderr.strip() and show:
             print(done.stderr.rstrip("\n"), file=sys.stderr, flush=True)
         return json.loads(done.stdout) if json_out else done.stdout
+
+    def _as_reviewer(self, argv: list[str], args: tuple[str, ...]) -> Any:
+        """The scripted reviewer types their passphrase at a terminal (a pty), exactly as a
+        person would: signed mode reads it from /dev/tty only, never from stdin or env."""
+        from tht.ptyrun import run_in_terminal
+
+        typed = [PASSPHRASE, PASSPHRASE] if args[:2] == ("reviewer", "add") else [PASSPHRASE]
+        run = run_in_terminal(argv, env=self.env, typed=typed, timeout=120)
+        return subprocess.CompletedProcess(argv, run.returncode, run.stdout, run.stderr)
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.tht("session", "status", show=False, json_out=True)
@@ -96,6 +110,9 @@ class Demo:
     def run(self) -> None:
         print("tht demo: one analytics session, question to finalization (no server, no model)")
         self.tht("workspace", "init", str(self.workspace), "--name", "demo-hospital")
+
+        print("\n# Signed human decisions: the reviewer's key, unlocked at a terminal only")
+        self.tht("reviewer", "add", REVIEWER)
 
         print("\n# Evidence: the team's curated knowledge, prepared, evaluated and published")
         sources = self.proposals / "evidence"

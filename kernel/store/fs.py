@@ -27,11 +27,12 @@ __all__ = ["FileSystemStore", "atomic_write"]
 _SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync it (if durable), rename over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, mode: int = 0o600) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync it (if durable), rename over it.
+    Session files hold questions and SQL in clear: private to the user by default."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         view = memoryview(data)
         while view:
@@ -65,9 +66,9 @@ class FileSystemStore:
 
     def create_session(self, session_id: str, workflow_bytes: bytes) -> None:
         folder = self._dir(session_id)
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        self.sessions_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            folder.mkdir()
+            folder.mkdir(mode=0o700)
         except FileExistsError as err:
             raise ConflictError(f"session {session_id} already exists") from err
         atomic_write(folder / "workflow.yaml", workflow_bytes)
@@ -153,3 +154,17 @@ class FileSystemStore:
     def write_cache(self, session_id: str, data: bytes) -> None:
         with contextlib.suppress(OSError):  # a cache is an optimisation only
             atomic_write(self._cache_path(session_id), data, durable=False)
+
+    def _checkpoint_path(self, session_id: str) -> Path:
+        self._dir(session_id)  # a session id, never a path
+        return self.cache_dir / "checkpoint" / f"{session_id}.msgpack"
+
+    def read_checkpoint(self, session_id: str) -> bytes | None:
+        try:
+            return self._checkpoint_path(session_id).read_bytes()
+        except OSError:
+            return None
+
+    def write_checkpoint(self, session_id: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # verified on every read; losing one costs time only
+            atomic_write(self._checkpoint_path(session_id), data, durable=False)
