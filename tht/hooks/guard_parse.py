@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ParseError", "Redir", "SimpleCommand", "Word", "parse"]
 
@@ -182,18 +185,9 @@ class _Lexer:
                     continue
                 break
             if c == "\\":
-                if s.startswith("\\\n", self.i):
-                    self.i += 2
-                    continue
-                if self.i + 1 < self.n:
-                    lit(s[self.i + 1])
-                self.i += 2
+                self._backslash(lit)
             elif c == "'":
-                j = s.find("'", self.i + 1)
-                if j < 0:
-                    raise ParseError("unbalanced single quote")
-                lit(s[self.i + 1 : j])
-                self.i = j + 1
+                self._squote(lit)
             elif c == '"':
                 self.i += 1
                 self._dquote(parts, lit)
@@ -218,6 +212,23 @@ class _Lexer:
             parts.append(("glob", "{}"))
         return Word(parts, s[start : self.i])
 
+    def _backslash(self, lit: Callable[[str], None]) -> None:
+        """An unquoted backslash: a line continuation, or the next character taken literally."""
+        if self.s.startswith("\\\n", self.i):
+            self.i += 2
+            return
+        if self.i + 1 < self.n:
+            lit(self.s[self.i + 1])
+        self.i += 2
+
+    def _squote(self, lit: Callable[[str], None]) -> None:
+        """A single-quoted string: everything up to the next ``'``, literally."""
+        j = self.s.find("'", self.i + 1)
+        if j < 0:
+            raise ParseError("unbalanced single quote")
+        lit(self.s[self.i + 1 : j])
+        self.i = j + 1
+
     def _dquote(self, parts: list[Part], lit: object) -> None:
         s = self.s
         add = lit
@@ -228,7 +239,9 @@ class _Lexer:
             if c == '"':
                 self.i += 1
                 return
-            if c == "\\" and self.i + 1 < self.n:
+            if c == "\\" and self.i + 1 >= self.n:
+                raise ParseError("unbalanced double quote (ends with a backslash)")
+            if c == "\\":
                 nxt = s[self.i + 1]
                 if nxt != "\n":
                     add(nxt if nxt in '$`"\\' else "\\" + nxt)  # type: ignore[operator]
