@@ -15,6 +15,7 @@ Steps (spec 000 §10.3, §23.1, work packages 2, 3, 5A):
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from kernel.errors import UsageError
@@ -117,6 +118,22 @@ def build_catalog(
 ) -> tuple[bytes, BuildReport]:
     """Compile the catalog. Errors name the file and field (:class:`UsageError`)."""
     report = BuildReport()
+    servers = _servers(manifests)
+    skill_ids = {skill.id for skill in skills}
+    all_overrides = dict(overrides.overrides) if overrides else {}
+    _check_ids(skill_ids, servers, all_overrides, overrides_name)
+    cards, texts = _cards(skills, servers, all_overrides, agents, skill_ids)
+    _check_cards(cards, overrides_name, report)
+    routable = [i for i, card in enumerate(cards) if card["kind"] != "agent"]
+    derived = _derive(cards, texts, routable)
+    post = _Postings()
+    _post_routable(post, cards, routable, derived, all_overrides)
+    _post_agents(post, cards)
+    return _encode(cards, post.final(), report)
+
+
+def _servers(manifests: Sequence[tuple[str, McpManifest]]) -> dict[str, tuple[str, McpServer]]:
+    """Every MCP server by id, with the manifest it comes from; an id defined twice is an error."""
     servers: dict[str, tuple[str, McpServer]] = {}
     for source, manifest in manifests:
         for position, server in enumerate(manifest.servers):
@@ -126,18 +143,35 @@ def build_catalog(
                     f"{servers[server.id][0]}"
                 )
             servers[server.id] = (source, server)
-    skill_ids = {skill.id for skill in skills}
+    return servers
+
+
+def _check_ids(
+    skill_ids: set[str],
+    servers: dict[str, tuple[str, McpServer]],
+    all_overrides: dict[str, Override],
+    overrides_name: str,
+) -> None:
+    """No id is both a skill and a server; every override names one of them."""
     clash = skill_ids & servers.keys()
     if clash:
         name = sorted(clash)[0]
         raise UsageError(f"{servers[name][0]}: id {name!r} is both a skill and an MCP server")
-    all_overrides = dict(overrides.overrides) if overrides else {}
     for key in sorted(all_overrides):
         if key not in skill_ids and key not in servers:
             raise UsageError(
                 f"{overrides_name}: overrides.{key}: no skill or MCP server has this id"
             )
 
+
+def _cards(
+    skills: Sequence[SkillSource],
+    servers: dict[str, tuple[str, McpServer]],
+    all_overrides: dict[str, Override],
+    agents: tuple[str, AgentsFile] | None,
+    skill_ids: set[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any] | None]]:
+    """The target cards (skills, servers by id, agents by id) and the text of each routable one."""
     cards: list[dict[str, Any]] = []
     texts: list[dict[str, Any] | None] = []
     for skill in skills:
@@ -156,9 +190,8 @@ def build_catalog(
             {"description": skill.description, "when": skill.when_to_use, "body": skill.body}
         )
     for server_id in sorted(servers):
-        source, server = servers[server_id]
-        base = server.model_dump()
-        cards.append(_card(base, all_overrides.get(server_id)))
+        _, server = servers[server_id]
+        cards.append(_card(server.model_dump(), all_overrides.get(server_id)))
         texts.append({"description": server.semanticSummary or "", "when": "", "body": ""})
     if agents is not None:
         agents_source, agents_file = agents
@@ -170,9 +203,12 @@ def build_catalog(
                     )
             cards.append({**agent.model_dump(), "kind": "agent"})
             texts.append(None)
+    return cards, texts
 
-    all_ids = [card["id"] for card in cards]
-    known = set(all_ids)
+
+def _check_cards(cards: list[dict[str, Any]], overrides_name: str, report: BuildReport) -> None:
+    """``compatibleWith`` names known ids; count the targets and the skills without summary."""
+    known = {card["id"] for card in cards}
     for card in cards:
         for other in card.get("compatibleWith") or []:
             if other not in known:
@@ -183,7 +219,12 @@ def build_catalog(
             report.missing_summary.append(card["id"])
         report.targets[card["kind"]] += 1
 
-    routable = [i for i, card in enumerate(cards) if card["kind"] != "agent"]
+
+def _derive(
+    cards: list[dict[str, Any]], texts: list[dict[str, Any] | None], routable: list[int]
+) -> dict[str, TargetTerms]:
+    """Each routable target's signals, derived from its text and weighed across the catalog."""
+    all_ids = [card["id"] for card in cards]
     generic = _generic_tokens([cards[i]["id"] for i in routable])
     derived: dict[str, TargetTerms] = {}
     for i in routable:
@@ -199,13 +240,21 @@ def build_catalog(
             generic_tokens=generic,
         )
     weigh(derived, len(routable))
+    return derived
 
-    index: dict[str, dict[tuple[int, str], list[Any]]] = {}
 
-    def post(
-        key: str, target: int, weight: float, kind: str, label: str, extra: Any = None
+class _Postings:
+    """The inverted index being built: per key, the heaviest posting per target and rule kind."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        self.slots: dict[str, dict[tuple[int, str], list[Any]]] = {}
+
+    def __call__(
+        self, key: str, target: int, weight: float, kind: str, label: str, extra: Any = None
     ) -> None:
-        slot = index.setdefault(key, {})
+        slot = self.slots.setdefault(key, {})
         marker = (target, kind if extra is None else f"{kind}:{extra}")
         old = slot.get(marker)
         if old is None or weight > old[1]:
@@ -214,6 +263,24 @@ def build_catalog(
                 entry.append(extra)
             slot[marker] = entry
 
+    def final(self) -> dict[str, list[Any]]:
+        """Each key's postings in a stable order, plus the typo keys."""
+        index: dict[str, list[Any]] = {
+            key: sorted(slot.values(), key=lambda e: (e[0], e[2], str(e[4:])))
+            for key, slot in self.slots.items()
+        }
+        index.update(fuzzy_index(index))
+        return index
+
+
+def _post_routable(
+    post: _Postings,
+    cards: list[dict[str, Any]],
+    routable: list[int],
+    derived: dict[str, TargetTerms],
+    all_overrides: dict[str, Override],
+) -> None:
+    """A routable target's id, role, derived signals, file types and curated rules."""
     for i in routable:
         card = cards[i]
         terms = derived[card["id"]]
@@ -233,6 +300,9 @@ def build_catalog(
         if override is not None:
             _curated(post, i, override)
 
+
+def _post_agents(post: _Postings, cards: list[dict[str, Any]]) -> None:
+    """An agent is found through the skills it works with (or any, when generic)."""
     for i, card in enumerate(cards):
         if card["kind"] == "agent":
             for skill_id in card.get("skills") or []:
@@ -240,32 +310,30 @@ def build_catalog(
             if card.get("generic"):
                 post("agent:*", i, 0.0, "agent", card["id"])
 
+
+def _encode(
+    cards: list[dict[str, Any]], index: dict[str, list[Any]], report: BuildReport
+) -> tuple[bytes, BuildReport]:
+    """The pack's bytes (targets without empty fields) and the report with its fingerprint."""
     targets = []
     for i, card in enumerate(cards):
         record = {key: value for key, value in card.items() if value not in (None, [], "")}
         record["i"] = i
         targets.append(record)
-    final_index: dict[str, list[Any]] = {
-        key: sorted(slot.values(), key=lambda e: (e[0], e[2], str(e[4:])))
-        for key, slot in index.items()
-    }
-    final_index.update(fuzzy_index(final_index))
     header = {
         "signalsVersion": SIGNALS_VERSION,
         "counts": dict(report.targets),
         "maxN": 4,
         "skillsWithoutSummary": report.missing_summary,
     }
-    data = encode_pack(header, targets, final_index)
-    report.index_keys = len(final_index)
+    data = encode_pack(header, targets, index)
+    report.index_keys = len(index)
     first_line = data[: data.index(b"\n")]
-    import json
-
     report.fingerprint = json.loads(first_line)["fingerprint"]
     return data, report
 
 
-def _curated(post: Any, target: int, override: Override) -> None:
+def _curated(post: _Postings, target: int, override: Override) -> None:
     for phrase in override.keywords:
         for key, label in phrase_keys(phrase):
             post(key, target, phrase_weight(CURATED_WEIGHT, key), "curated", label)

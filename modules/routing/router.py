@@ -197,6 +197,20 @@ class Routing:
         }
 
 
+class _Candidates(dict[int, Candidate]):
+    """Candidates by catalog index, made on first touch (``cands[i]``); ``get`` never makes one."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: Callable[[int], dict[str, Any]]) -> None:
+        super().__init__()
+        self._target = target
+
+    def __missing__(self, index: int) -> Candidate:
+        made = self[index] = Candidate(index, self._target(index))
+        return made
+
+
 def route(
     prompt: str,
     lookup: Callable[[Iterable[str]], Mapping[str, list[list[Any]]]],
@@ -213,38 +227,88 @@ def route(
     if parsed.none:
         return routing
 
+    spans = _ngram_spans(analysis, int(cfg.get("maxN", 4)))
+    implicit, context = _extension_keys(analysis, context_extensions)
+    mentions = _mentions(analysis)
+    found = dict(lookup(_wanted_keys(parsed, spans, implicit, context, mentions)))
+    _typos(analysis, spans, found, lookup)
+
+    cands = _Candidates(target)
+    _explicit_hotwords(routing, found, cands, cfg)
+    neutral = _named_ids(routing, mentions, found, cands, cfg)
+    per_target = _match_keys(routing, spans, context, neutral, found, cands, cfg)
+    _accept_positive(analysis, per_target, cands)
+
+    _composite(routing, cands.values())
+    _multi_phase(routing, found, cands, cfg)
+    _multi_source(routing, cands, cfg)
+    _settle(routing, cands, cfg)
+    _rank(routing, cands)
+    return routing
+
+
+def _ngram_spans(analysis: Analysis, max_n: int) -> dict[str, list[tuple[int, int]]]:
+    """Every n-gram key of the prompt with the positions it covers."""
     spans: dict[str, list[tuple[int, int]]] = {}
-    for key, first, last in analysis.ngrams(int(cfg.get("maxN", 4))):
+    for key, first, last in analysis.ngrams(max_n):
         spans.setdefault(key, []).append((first, last))
+    return spans
+
+
+def _extension_keys(
+    analysis: Analysis, context_extensions: Iterable[str]
+) -> tuple[set[str], set[str]]:
+    """File-type keys named in the prompt, and the working folder's ones it does not name."""
     implicit = {"ext:" + ext for ext in analysis.extensions}
     context = {"ext:" + ext.lower().lstrip(".") for ext in context_extensions} - implicit
-    mentions = _mentions(analysis)
+    return implicit, context
+
+
+def _wanted_keys(
+    parsed: PromptRouting,
+    spans: dict[str, list[tuple[int, int]]],
+    implicit: set[str],
+    context: set[str],
+    mentions: dict[str, tuple[int, int, bool]],
+) -> list[str]:
+    """The index keys to look up: n-grams, file types, named ids, hotwords, the orchestrators."""
     wanted = list(spans) + sorted(implicit) + sorted(context) + [f"@{m}" for m in mentions]
     wanted += [f"@{e}" for e in parsed.explicit]
     wanted.append("role:orchestrator")
-    found = dict(lookup(wanted))
-    _typos(analysis, spans, found, lookup)
+    return wanted
 
-    cands: dict[int, Candidate] = {}
 
-    def cand(index: int) -> Candidate:
-        found_cand = cands.get(index)
-        if found_cand is None:
-            found_cand = Candidate(index, target(index))
-            cands[index] = found_cand
-        return found_cand
-
-    # explicit choice: hotwords, then ids named in the text
-    for explicit in parsed.explicit:
+def _explicit_hotwords(
+    routing: Routing,
+    found: dict[str, list[list[Any]]],
+    cands: _Candidates,
+    cfg: Mapping[str, Any],
+) -> None:
+    """``!id`` hotwords lock their target; an unknown one is reported."""
+    for explicit in routing.prompt.explicit:
         postings = found.get(f"@{explicit}")
         if not postings:
             routing.unknown_explicit.append(explicit)
             continue
-        chosen = cand(postings[0][0])
+        chosen = cands[postings[0][0]]
         chosen.explicit = True
         chosen.lock_priority = int(cfg.get("explicitLockPriority", 1000))
         chosen.signals.append(f"explicit:!{explicit}")
-    injected = _INJECTION.search(fold(parsed.text)) is not None
+
+
+def _named_ids(
+    routing: Routing,
+    mentions: dict[str, tuple[int, int, bool]],
+    found: dict[str, list[list[Any]]],
+    cands: _Candidates,
+    cfg: Mapping[str, Any],
+) -> set[int]:
+    """Ids named in the text: negated (excluded), injected (warned) or chosen ("usa X").
+
+    Returns the prompt positions that are the ids' own words: no evidence for anything.
+    """
+    analysis = routing.analysis
+    injected = _INJECTION.search(fold(routing.prompt.text)) is not None
     neutral: set[int] = set()
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
@@ -252,7 +316,7 @@ def route(
             if framed and _ID_SPLIT.search(mention):  # an invented id ("la skill mcp-foo-2")
                 neutral.update(range(first, last + 1))
             continue
-        named = cand(postings[0][0])
+        named = cands[postings[0][0]]
         occurrences = _occurrences(analysis, mention) or [(first, last)]
         if last > first or framed:  # the id's own words are not evidence for it
             for lo, hi in occurrences:
@@ -267,17 +331,30 @@ def route(
             named.explicit = True
             named.lock_priority = int(cfg.get("explicitLockPriority", 1000))
             named.signals.append(f"explicit:{mention}")
+    return neutral
 
-    per_target: dict[int, dict[tuple[int, int], tuple[float, str, bool]]] = {}
+
+_Slots = dict[int, dict[tuple[int, int], tuple[float, str, bool]]]
+
+
+def _match_keys(
+    routing: Routing,
+    spans: dict[str, list[tuple[int, int]]],
+    context: set[str],
+    neutral: set[int],
+    found: dict[str, list[list[Any]]],
+    cands: _Candidates,
+    cfg: Mapping[str, Any],
+) -> _Slots:
+    """Visit the postings found: rules apply now; positive signals are collected per target and
+    span (the heaviest per span) for :func:`_accept_positive`."""
+    analysis = routing.analysis
+    per_target: _Slots = {}
     for key, postings in found.items():
         if key.startswith(("@", typos.PREFIX, "role:")):
             continue
         if key in context:
-            for posting in postings:
-                if posting[2] == "ext":
-                    cand(posting[0]).context = max(
-                        cand(posting[0]).context, float(cfg.get("contextBoost", 1))
-                    )
+            _context_boost(postings, cands, cfg)
             continue
         key_spans = spans.get(key) or [(-1, -1)]
         if neutral and key_spans[0][0] >= 0:
@@ -304,11 +381,24 @@ def route(
                     if old is None or weight > old[0]:
                         slot[span] = (weight, f"{kind}:{label}", negated)
                 else:
-                    _rule(routing, cand(index), kind, weight, label, extra, negated)
+                    _rule(routing, cands[index], kind, weight, label, extra, negated)
                 break  # a key counts once per target
+    return per_target
 
+
+def _context_boost(postings: list[list[Any]], cands: _Candidates, cfg: Mapping[str, Any]) -> None:
+    """A file type of the working folder the prompt does not name boosts its targets."""
+    for posting in postings:
+        if posting[2] == "ext":
+            cands[posting[0]].context = max(
+                cands[posting[0]].context, float(cfg.get("contextBoost", 1))
+            )
+
+
+def _accept_positive(analysis: Analysis, per_target: _Slots, cands: _Candidates) -> None:
+    """Per target, the heaviest non-overlapping spans count: as evidence, or negated, as penalty."""
     for index, slots in per_target.items():
-        candidate = cand(index)
+        candidate = cands[index]
         accepted: list[tuple[int, int]] = []
         for (first, last), (weight, label, negated) in sorted(
             slots.items(), key=lambda item: (-item[1][0], -(item[0][1] - item[0][0]), item[0])
@@ -327,7 +417,15 @@ def route(
                     clause = analysis.clause[first]
                     candidate.clauses[clause] = candidate.clauses.get(clause, 0.0) + weight
 
-    _composite(routing, cands.values())
+
+def _multi_phase(
+    routing: Routing,
+    found: dict[str, list[list[Any]]],
+    cands: _Candidates,
+    cfg: Mapping[str, Any],
+) -> None:
+    """Multi-phase work across several specialist domains is what an orchestrator is for (§10.5):
+    it leads, a specialist may follow as secondary."""
     phases = int(cfg.get("multiPhaseDomains", 3))
     leaders = [c for c in cands.values() if c.id in routing.composite_targets]
     if (
@@ -336,8 +434,6 @@ def route(
         and not any(c.intents for c in leaders)
         and not any(len(c.record.get("compatibleWith") or ()) >= phases for c in leaders)
     ):
-        # multi-phase work across several specialist domains is what an orchestrator is for
-        # (§10.5): it leads, a specialist may follow as secondary
         lead = max(c.score for c in leaders)
         for posting in found.get("role:orchestrator", ()):
             orchestrator = cands.get(posting[0])
@@ -346,7 +442,11 @@ def route(
             if orchestrator.eligible and orchestrator.score <= lead:
                 orchestrator.positive += round(lead - orchestrator.score + 0.5, 2)
                 orchestrator.signals.append(f"role:multi-phase({len(routing.composite_targets)})")
-    _multi_source(routing, cands, cfg)
+
+
+def _settle(routing: Routing, cands: _Candidates, cfg: Mapping[str, Any]) -> None:
+    """Final adjustments: a context boost alone is nothing, an orchestrator without a composite
+    prompt is penalized, and the scores are rounded."""
     orchestrator_penalty = float(cfg.get("orchestratorPenalty", 2))
     for candidate in cands.values():
         if candidate.context and candidate.positive <= 0:
@@ -362,6 +462,9 @@ def route(
         candidate.positive = round(candidate.positive, 2)
         candidate.penalty = round(candidate.penalty, 2)
 
+
+def _rank(routing: Routing, cands: _Candidates) -> None:
+    """Order the candidates (locks, score, id), rank the eligible ones, pick the top intent."""
     kept = [c for c in cands.values() if not _context_only(c)]
     ordered = sorted(kept, key=lambda c: (-c.lock_priority, -c.score, c.id))
     rank = 0
@@ -378,7 +481,6 @@ def route(
     if best is not None:
         routing.top_intent = (best[1], best[2], best[0])
     routing.explicit_ids = [c.id for c in ordered if c.explicit and c.eligible]
-    return routing
 
 
 def _typos(

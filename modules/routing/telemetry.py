@@ -28,6 +28,8 @@ __all__ = [
 HOOK_NAME = "tht-route-hook"
 SCHEMA_VERSION = 1
 
+# The allowlist, in canonical order. Analytics derives its own from it (tht/analytics/events.py:
+# ALLOWED_FIELDS is this less the envelope); tests/tht/analytics/test_telemetry_fields.py ties them.
 EVENT_FIELDS = (
     "ts",
     "event",

@@ -23,6 +23,7 @@ __all__ = [
     "AMBIGUITY_REASONS",
     "CONFIDENCE_BUCKETS",
     "DECISIONS",
+    "ENVELOPE_FIELDS",
     "EVALUATOR_STATUSES",
     "EVENT_NAME",
     "FALLBACK_REASONS",
@@ -76,41 +77,13 @@ PROVIDER_LOCATIONS: Final = frozenset({"local", "lan", "cloud"})
 MODEL_VARIANTS: Final = frozenset({"instruct", "reasoning", "unknown"})
 RESPONSE_FORMATS: Final = frozenset({"json-schema", "json-object", "prompt-json"})
 
-# §22.5: the only fields metadata_json may hold, in this order.
-ALLOWED_FIELDS: Final = (
-    "schema_version",
-    "mode",
-    "activation",
-    "ambiguity_detected",
-    "ambiguity_reasons",
-    "evaluator_status",
-    "provider_profile",
-    "provider_family",
-    "provider_location",
-    "model",
-    "model_family",
-    "model_parameter_class",
-    "model_variant",
-    "model_quantization",
-    "evaluator_profile_version",
-    "prompt_contract_version",
-    "response_format",
-    "latency_ms",
-    "input_tokens",
-    "output_tokens",
-    "candidate_count",
-    "candidate_ids",
-    "deterministic_top",
-    "evaluator_top",
-    "final_top",
-    "decision",
-    "confidence_bucket",
-    "changed_top",
-    "applied",
-    "fallback_reason",
-    "cache_hit",
-    "sensitive_skip",
-)
+# The hook event's envelope: analytics keeps these as columns of the event row (occurred_at, the
+# event and hook names, request_id), never in metadata_json.
+ENVELOPE_FIELDS: Final = ("ts", "event", "hook", "request_id")
+# §22.5: the only fields metadata_json may hold, in this order: what the routing hook writes
+# (modules/routing/telemetry.py's EVENT_FIELDS is the single source) less the envelope. A field the
+# hook starts writing is kept only once tht/analytics/normalize.py says how to check it.
+ALLOWED_FIELDS: Final = tuple(f for f in _telemetry.EVENT_FIELDS if f not in ENVELOPE_FIELDS)
 # §22.5 forbidden fields under the names a log line would use. Everything outside the allowlist is
 # dropped anyway; these are counted separately because their presence is a privacy incident.
 FORBIDDEN_FIELDS: Final = frozenset(

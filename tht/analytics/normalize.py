@@ -30,6 +30,7 @@ from tht.analytics.events import (
     AMBIGUITY_REASONS,
     CONFIDENCE_BUCKETS,
     DECISIONS,
+    ENVELOPE_FIELDS,
     EVALUATOR_STATUSES,
     EVENT_NAME,
     FALLBACK_REASONS,
@@ -243,4 +244,4 @@ def _check_for(name: str) -> _Check:
 
 # One check per allowlisted field, in allowlist order: the whole per-line work is this table.
 _CHECKS: Final = tuple((name, _check_for(name)) for name in ALLOWED_FIELDS)
-_KNOWN_FIELDS: Final = frozenset(ALLOWED_FIELDS) | {"ts", "event", "hook", "request_id"}
+_KNOWN_FIELDS: Final = frozenset(ALLOWED_FIELDS) | frozenset(ENVELOPE_FIELDS)
