@@ -1,10 +1,15 @@
 """``make demo``: one session from question to finalization, on embedded defaults.
 
-A fresh workspace in a temporary folder; a scripted agent (the proposal files in
+A fresh workspace in a temporary folder (removed at the end), or in ``$THT_DEMO_DIR`` (kept); a
+scripted agent (the proposal files in
 ``golden/demo/``) and a scripted reviewer drive the real ``tht`` command line through admission,
 F1–F8, a retraction, a revision request that reopens F5, the memory promotion contribution and
 finalization, printing the stage timeline as it goes and ending with ``tht ledger verify``.
 No server, no network, no model.
+
+The output is the same from run to run (``THT_CLOCK`` and ``THT_SEED`` fix times and ids; the
+workspace folder is shown as ``$THT_WORKSPACE``), except the reviewer key's id and public key,
+random by design, and the hashes that chain over its signatures.
 """
 
 from __future__ import annotations
@@ -47,12 +52,16 @@ class Demo:
         self.env.pop("THT_ACTOR", None)
         self.env.pop("THT_SESSION", None)
 
+    def show(self, text: str) -> str:
+        """``text`` with the workspace folder shown as ``$THT_WORKSPACE``: the same every run."""
+        return text.replace(str(self.workspace), "$THT_WORKSPACE")
+
     def tht(self, *args: str, show: bool = True, json_out: bool = False) -> Any:
         argv = [sys.executable, "-m", "tht", *args]
         if json_out:
             argv.append("--json")
         if show:
-            print(f"\n$ tht {shlex.join(args)}", flush=True)
+            print(self.show(f"\n$ tht {shlex.join(args)}"), flush=True)
         if "--as" in args or args[:2] == ("reviewer", "add"):
             done = self._as_reviewer(argv, args)
         else:
@@ -61,9 +70,9 @@ class Demo:
             sys.stderr.write(done.stdout + done.stderr)
             raise SystemExit(f"demo step failed (exit {done.returncode}): tht {shlex.join(args)}")
         if show and not json_out:
-            print(done.stdout.rstrip("\n"), flush=True)
+            print(self.show(done.stdout.rstrip("\n")), flush=True)
         if done.stderr.strip() and show:
-            print(done.stderr.rstrip("\n"), file=sys.stderr, flush=True)
+            print(self.show(done.stderr.rstrip("\n")), file=sys.stderr, flush=True)
         return json.loads(done.stdout) if json_out else done.stdout
 
     def _as_reviewer(self, argv: list[str], args: tuple[str, ...]) -> Any:
@@ -247,19 +256,22 @@ class Demo:
             check=False,
         )
         print(hook.stdout.strip() or "(no hint)", flush=True)
-        print(f"\ndemo done: workspace {self.workspace}")
 
 
 def main() -> None:
+    """``$THT_DEMO_DIR`` (an empty or missing folder): the workspace is built there and kept;
+    otherwise in a temporary folder removed at the end (and never named as if it remained)."""
     keep = os.environ.get("THT_DEMO_DIR")
     if keep:
-        workspace = Path(keep)
-        if workspace.exists() and any(workspace.iterdir()):
-            raise SystemExit(f"THT_DEMO_DIR={workspace} is not empty")
+        workspace = Path(keep).expanduser().absolute()
+        if workspace.exists() and (not workspace.is_dir() or any(workspace.iterdir())):
+            raise SystemExit(f"THT_DEMO_DIR={keep} is not an empty folder")
         Demo(workspace, _proposals_dir()).run()
+        print(f"\ndemo done: the workspace is kept in THT_DEMO_DIR={keep}")
         return
     with tempfile.TemporaryDirectory(prefix="tht-demo-") as tmp:
         Demo(Path(tmp) / "workspace", _proposals_dir()).run()
+    print("\ndemo done: the temporary workspace was removed (set THT_DEMO_DIR=DIR to keep it)")
 
 
 if __name__ == "__main__":

@@ -149,12 +149,12 @@ def progress_reporter(*, enabled: bool, label: str) -> Iterator[Callable[..., No
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
         TextColumn(f"{label} {{task.description}}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
+        BarColumn(),  # pulses while the total is unknown
+        MofNCompleteColumn(),  # "3/10"; only the count until the total is known, never "/None"
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,

@@ -8,6 +8,7 @@ them (``status``, ``resolve``) never opens or loads them.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,6 +53,9 @@ class EvidenceCapabilities:
     bm25: Callable[[], SparseEncoder]
     restructurer: Callable[[], Restructurer | None] = lambda: None
     progress: Callable[[str, int, int], None] | None = None  # (stage, done, total)
+    # a nonce for generation ids (generations.new_generation_id): random unless the composition
+    # root runs deterministically (THT_CLOCK / THT_SEED)
+    nonce: Callable[[], str] = lambda: uuid.uuid4().hex
 
     def report(self, stage: str, done: int, total: int) -> None:
         if self.progress is not None:

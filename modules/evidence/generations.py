@@ -3,19 +3,21 @@
 A generation is a complete build of the Evidence Index (every fragment of the publishable units,
 tagged ``generation: <id>`` in the workspace collection). ``.tht/evidence/generations.json`` holds
 the active one — what sessions see — and the counter for the next. Generation ids are
-``g<n>-<8 random hex>``: unique, so points of another workspace sharing a server collection, or
-of an older build, can never match the active generation's filter.
+``g<n>-<8 hex>``, the hex a digest of what the generation is built from (its fingerprint), its
+number, the instant it was built and a nonce: unique, so points of another workspace sharing a
+server collection, or of an older build, can never match the active generation's filter. The
+nonce is random by default; under ``THT_CLOCK`` / ``THT_SEED`` (demos, goldens) the composition
+root makes it the seed, so the same content at the same clock gives the same id.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from kernel.atomic import atomic_write
 
 __all__ = [
     "GENERATIONS_FILE",
@@ -72,22 +74,13 @@ def load_generation_state(state_dir: Path) -> GenerationState:
 
 def save_generation_state(state_dir: Path, state: GenerationState) -> None:
     """Write the state atomically (temp file, fsync, rename)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    path = state_dir / GENERATIONS_FILE
-    tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
     data = msgspec.json.format(msgspec.json.encode(state), indent=2) + b"\n"
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
-    with contextlib.suppress(OSError):
-        fd = os.open(state_dir, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    atomic_write(state_dir / GENERATIONS_FILE, data, durable=True)  # fsyncs the folder too
 
 
-def new_generation_id(number: int) -> str:
-    return f"g{number}-{uuid.uuid4().hex[:8]}"
+def new_generation_id(number: int, *, fingerprint: str, created_at: str, nonce: str) -> str:
+    """``g<n>-<8 hex>``: a digest of the content, the number, the instant and the nonce."""
+    import hashlib
+
+    key = "\n".join((str(number), fingerprint, created_at, nonce)).encode("utf-8")
+    return f"g{number}-{hashlib.sha256(key).hexdigest()[:8]}"

@@ -102,6 +102,8 @@ def write_generation(
     from kernel.vectors import VectorPoint, point_id
 
     total = len(items)
+    if progress is not None:  # the total from the start: a bar never shows "0/None"
+        progress("embedding", 0, total)
     points: list[VectorPoint] = []
     for start in range(0, total, _EMBED_BATCH):
         batch = items[start : start + _EMBED_BATCH]

@@ -155,6 +155,8 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         warnings.append(f"unreadable generation state was replaced ({err})")
         previous = GenerationState()
     units = state.publishable
+    items = fragments_of(units, settings.max_chunk_chars)
+    caps.report("loading the encoders", 0, len(items))  # the bar knows its total from the start
     embedder, bm25 = caps.embedder(), caps.bm25()
     print_ = fingerprint(
         units,
@@ -170,8 +172,10 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
     metadata_keys = sorted({k for u in units for k in u.front.metadata})
     store.ensure_collection(collection_spec(embedder.dimension, metadata_keys))
     number = previous.last_number + 1
-    generation = new_generation_id(number)
-    items = fragments_of(units, settings.max_chunk_chars)
+    created_at = caps.clock().isoformat().replace("+00:00", "Z")  # one reading, id and record
+    generation = new_generation_id(
+        number, fingerprint=print_, created_at=created_at, nonce=caps.nonce()
+    )
     written = write_generation(store, embedder, bm25, items, generation, progress=caps.progress)
     write_completion_marker(store, generation, embedder.dimension, written)
 
@@ -194,7 +198,7 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
     record = GenerationRecord(
         id=generation,
         number=number,
-        created_at=caps.clock().isoformat().replace("+00:00", "Z"),
+        created_at=created_at,
         fingerprint=print_,
         embedder=embedder.identity,
         dense_size=embedder.dimension,

@@ -48,7 +48,9 @@ class Recognition:
 
 _URL = re.compile(r"https?://[^\s)>\]]+")
 _LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
-_EMPH = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+# emphasis, not arithmetic or identifiers: the delimiters may not touch a word character outside
+# (``a*b*c`` and ``free_meals_count`` keep their ``*`` and ``_``)
+_EMPH = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _CODE = re.compile(r"`([^`]*)`")
 _PAIR = re.compile(
     r"""^\s*(?P<value>`[^`]{1,40}`|'[^']{1,40}'|"[^"]{1,40}"|[\w.+-]{1,30})"""
@@ -60,11 +62,18 @@ _QUOTED_VALUE_MEANS = re.compile(
     re.IGNORECASE,
 )
 _INLINE_PAIRS = re.compile(r"""(?:^|[,;]\s*)['"`]?[\w.+-]{1,12}['"`]?\s*=\s*[^,;=]+""")
-_FORMULA = re.compile(
-    r"^(?P<name>[^=<>!:]{2,100}?)\s*(?::=|=|≡)\s*(?P<expr>[^=].*)$"
-    r"|^(?P<name2>.{2,100}?)\s+(?:is computed as|is calculated as|si calcola come|"
-    r"è calcolat[oa] come|is defined as the expression)\s*:?\s*(?P<expr2>.+)$",
+# the wording form is tried first: its expression may itself contain ``=`` (``x = a / b``, a
+# ``CASE WHEN s = 1``) and must not be split there
+_FORMULA_WORDING = re.compile(
+    r"^(?P<name>.{2,100}?)\s+(?:is computed as|is calculated as|si calcola come|"
+    r"è calcolat[oa] come|is defined as the expression)\s*:?\s*(?P<expr>.+)$",
     re.IGNORECASE | re.DOTALL,
+)
+_FORMULA_ASSIGN = re.compile(
+    r"^(?P<name>[^=<>!:]{2,100}?)\s*(?::=|=|≡)\s*(?P<expr>[^=].*)$", re.DOTALL
+)
+_LEADING_ASSIGN = re.compile(
+    r"^\s*[`\"]?[\w.]{1,60}[`\"]?\s*(?::=|=|≡)\s*(?P<expr>[^=].*)$", re.DOTALL
 )
 _ARITH = re.compile(r"[-+*/%]|\b[A-Za-z_]+\s*\(")
 _MAPPING = re.compile(
@@ -144,11 +153,23 @@ def _formula(text: str, fence: tuple[str, str] | None) -> Recognition | None:
             return Recognition("formula", title, code.strip().rstrip(";"), check.columns)
         return None
     one_line = collapse_ws(text)
-    match = _FORMULA.match(one_line)
-    if not match:
+    wording = _FORMULA_WORDING.match(one_line)
+    if wording:
+        raw = wording.group("expr")
+        assigned = _LEADING_ASSIGN.match(raw)  # "X is computed as x = a / b": the right side
+        candidates = [assigned.group("expr"), raw] if assigned else [raw]
+        for candidate in candidates:
+            found = _checked_formula(wording.group("name"), candidate)
+            if found is not None:
+                return found
         return None
-    name = match.group("name") or match.group("name2") or ""
-    raw = match.group("expr") or match.group("expr2") or ""
+    assign = _FORMULA_ASSIGN.match(one_line)
+    if not assign:
+        return None
+    return _checked_formula(assign.group("name"), assign.group("expr"))
+
+
+def _checked_formula(name: str, raw: str) -> Recognition | None:
     if not _ARITH.search(raw):
         return None
     expr = _expression_candidate(raw)

@@ -5,7 +5,7 @@ One query embeds the Evidence query text twice — dense (the embedder, query ro
 (``kind: evidence``, the generation, the mandatory purpose, optional Evidence kinds and
 ``--where`` metadata), fused by RRF with the workspace's explicit ``k``
 (kernel/vectors/store.py: one engine call for both rankings). Fragments are then grouped per
-unit: a unit ranks at its best fragment.
+unit: a unit ranks at its best fragment, and units with equal scores order by unit id.
 """
 
 from __future__ import annotations
@@ -136,7 +136,9 @@ def rank_units(
 
 
 def group_units(hits: Sequence[ScoredPoint], limit: int) -> list[RankedUnit]:
-    """Fragments → units, in the order of each unit's best fragment."""
+    """Fragments → units, in the order of each unit's best fragment; units whose best scores
+    tie order by unit id (the store breaks ties by point id, a digest that changes with each
+    generation: the order people see must not)."""
     order: list[str] = []
     best: dict[str, ScoredPoint] = {}
     fragments: dict[str, list[str]] = {}
@@ -153,6 +155,7 @@ def group_units(hits: Sequence[ScoredPoint], limit: int) -> list[RankedUnit]:
         fragments[uid].append(str(hit.payload.get("fragment_id", "")))
         d, b = ranks[uid]
         ranks[uid] = (_min(d, hit.dense_rank), _min(b, hit.bm25_rank))
+    order.sort(key=lambda u: (-float(best[u].score), u))  # stable: a refinement of the order
     out = []
     for uid in order[:limit]:
         hit = best[uid]

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from kernel.atomic import atomic_write
 from kernel.errors import ConflictError
 
 __all__ = ["apply_atomically", "recover"]
@@ -115,11 +116,8 @@ def _apply(root: Path, writes: Mapping[str, bytes], deletes: list[str], staging_
                 backup.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(root / rel, backup)
                 _fsync_file(backup)
-        journal_tmp = stage / (_JOURNAL + ".tmp")
-        journal_tmp.write_text(json.dumps({"ops": ops}), encoding="utf-8")
-        _fsync_file(journal_tmp)
-        journal_tmp.replace(stage / _JOURNAL)  # commit point
-        _fsync_dir(stage)
+        journal = json.dumps({"ops": ops}).encode("utf-8")
+        atomic_write(stage / _JOURNAL, journal, durable=True)  # the commit point
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

@@ -4,20 +4,92 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
-def test_demo_drives_a_session_to_a_verified_finalization(tmp_path: Path) -> None:
-    target = tmp_path / "demo"
+
+def _env(folder: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("THT_")}
-    env["THT_HOME"] = str(tmp_path / "home")
-    env["THT_DEMO_DIR"] = str(target)
+    env["THT_HOME"] = str(folder / "home")
+    env["THT_DEMO_DIR"] = "demo"  # relative to the run's folder: the same text in both runs
+    return env
+
+
+def _run_demo(folder: Path) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [sys.executable, "-m", "tht.demo"], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "tht.demo"],
+        env=_env(folder),
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    folder = tmp_path_factory.mktemp("demo-run")
+    return folder, _run_demo(folder)
+
+
+# random by design: the reviewer key (tht reviewer add), and the hashes that chain over the
+# signatures made with it (a head, a report's head)
+_RANDOM = (
+    re.compile(r"^(  key id: +)\S+$", re.M),
+    re.compile(r"^(  public key: +)\S+$", re.M),
+    re.compile(r"(head `?)[0-9a-f]{64}"),
+)
+
+
+def _masked(text: str) -> str:
+    for pattern in _RANDOM:
+        text = pattern.sub(r"\1<random>", text)
+    return text
+
+
+def test_two_demo_runs_print_the_same_output(
+    demo: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    first = demo[1]
+    second = _run_demo(tmp_path)
+    assert "key id:" in first.stdout and "head " in first.stdout  # the masks apply
+    assert "generation g1-" in first.stdout and "/tmp" not in first.stdout
+    assert _masked(first.stdout).splitlines() == _masked(second.stdout).splitlines()
+    assert _masked(first.stderr).splitlines() == _masked(second.stderr).splitlines()
+    assert first.stdout.rstrip().endswith("the workspace is kept in THT_DEMO_DIR=demo")
+
+
+def test_demo_without_demo_dir_does_not_name_the_folder_it_removed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tht import demo as module
+
+    used: list[Path] = []
+
+    def fake_run(self: module.Demo) -> None:  # the session itself is covered above
+        self.workspace.mkdir()
+        used.append(self.workspace)
+
+    monkeypatch.delenv("THT_DEMO_DIR", raising=False)
+    monkeypatch.setattr(module.Demo, "run", fake_run)
+    module.main()
+    out = capsys.readouterr().out
+    assert not used[0].exists()
+    assert str(used[0].parent) not in out and "temporary workspace was removed" in out
+
+
+def test_demo_drives_a_session_to_a_verified_finalization(
+    demo: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    folder, done = demo
+    target = folder / "demo"
+    env = _env(folder)
     out = done.stdout
     assert "decision retract" in out
     assert "(review" in out and "--approve" in out

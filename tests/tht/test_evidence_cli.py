@@ -75,3 +75,38 @@ def test_a_folder_that_is_not_a_workspace_exits_3(tmp_path: Path) -> None:
     done = _tht("evidence", "status", cwd=tmp_path)
     assert done.returncode == 3
     assert "not a tht workspace" in done.stderr
+
+
+def _publish_in(root: Path, **env: str) -> dict[str, object]:
+    from kernel.workspace import init_workspace
+
+    workspace, _ = init_workspace(root)
+    for source in FIXTURES.iterdir():
+        shutil.copy(source, workspace.sources_dir / source.name)
+    extra = {"THT_HOME": str(root / ".home"), **env}
+    run = {k: v for k, v in os.environ.items() if not k.startswith("THT_")}
+    run.update(extra)
+    for args in (("evidence", "prepare"), ("evidence", "publish", "--json")):
+        done = subprocess.run(
+            [sys.executable, "-m", "tht", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=root,
+            env=run,
+        )
+        assert done.returncode == 0, done.stderr
+    generation = json.loads(done.stdout)["generation"]
+    assert isinstance(generation, dict)
+    return generation
+
+
+def test_publish_under_tht_clock_repeats_its_generation_id_and_time(tmp_path: Path) -> None:
+    fixed = {"THT_CLOCK": "fixed:2026-01-02T03:04:05Z", "THT_SEED": "7"}
+    first = _publish_in(tmp_path / "a", **fixed)
+    second = _publish_in(tmp_path / "b", **fixed)
+    assert first["created_at"] == "2026-01-02T03:04:05Z"
+    assert first["id"] == second["id"] and str(first["id"]).startswith("g1-")
+    assert first["created_at"] == second["created_at"]
+    real = _publish_in(tmp_path / "c")  # the real clock and a random nonce
+    assert real["id"] != first["id"] and not str(real["created_at"]).startswith("2026-01-02")

@@ -163,3 +163,23 @@ def test_fuzzed_stdin_always_exits_0_with_valid_output(
     done = _run(stdin, _env(tmp_path), "--catalog", path)
     assert done.returncode == 0
     _check_output(done.stdout)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h", "--version"])
+def test_help_and_version_print_and_exit_0_without_reading_stdin(tmp_path: Path, flag: str) -> None:
+    from tht import __version__
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("tht-route-hook")), flag],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=_env(tmp_path),
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0
+    out = done.stdout.decode()
+    if flag == "--version":
+        assert out == f"tht-route-hook {__version__}\n"
+    else:
+        assert out.startswith("usage: tht-route-hook") and "--catalog FILE" in out

@@ -15,7 +15,6 @@ atomically.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from kernel.atomic import atomic_write
 from kernel.errors import UsageError
 from tht.analytics.charts import (
     PALETTE,
@@ -74,6 +74,8 @@ class ReportData:
     latency_by_profile: list[tuple[str, Box]]
     fallback_reasons: list[tuple[str, int]]
     sessions: dict[str, Any]  # tht.analytics.sessions_query.stage_statistics
+    first_event: str | None = None  # the earliest imported event in the period (hooks, ledgers)
+    last_event: str | None = None
 
 
 def collect(
@@ -83,6 +85,9 @@ def collect(
         date_from=date_from, date_to=date_to, group_by=("provider_profile",)
     )
     where, params = where_clause(query)
+    span_where, span_params = where_clause(
+        RoutingEvaluatorQuery(date_from=date_from, date_to=date_to)
+    )
     by_day: dict[str, dict[str, int]] = defaultdict(dict)
     for day, status, count in conn.execute(
         f"SELECT substr(occurred_at, 1, 10) AS day, evaluator_status, COUNT(*) "
@@ -106,6 +111,10 @@ def collect(
             params,
         )
     )
+    first, last = conn.execute(
+        f"SELECT MIN(occurred_at), MAX(occurred_at) FROM runtime_events WHERE {span_where}",
+        span_params,
+    ).fetchone()
     return ReportData(
         generated_at=generated_at,
         date_from=date_from,
@@ -115,7 +124,28 @@ def collect(
         latency_by_profile=[(p, _box(v)) for p, v in sorted(latencies.items())],
         fallback_reasons=[(str(r), int(n)) for r, n in reasons],
         sessions=stage_statistics(conn, date_from=date_from, date_to=date_to),
+        first_event=first,
+        last_event=last,
     )
+
+
+def _span(data: ReportData) -> str:
+    """The subtitle's period: the real first and last events, or why there are none."""
+    if data.first_event is not None and data.last_event is not None:
+        if data.first_event == data.last_event:
+            return f"one event, at {data.first_event}"
+        return f"events from {data.first_event} to {data.last_event}"
+    if data.date_from is None and data.date_to is None:
+        return "no events imported yet (run tht analytics scan)"
+    bounds = " ".join(
+        part
+        for part in (
+            f"from {data.date_from}" if data.date_from else "",
+            f"to {data.date_to}" if data.date_to else "",
+        )
+        if part
+    )
+    return f"no events {bounds}"
 
 
 def _box(ordered: list[int]) -> Box:
@@ -137,7 +167,7 @@ def _box(ordered: list[int]) -> Box:
 def render_html(data: ReportData) -> str:
     """The whole page (pure)."""
     ev = data.evaluator
-    span = f"{data.date_from or 'the first event'} → {data.date_to or 'the last event'}"
+    span = _span(data)
     sections = [
         _section(
             "Evaluator invocations and statuses per day",
@@ -190,10 +220,7 @@ def write_report(
     ).encode("utf-8")
     if path.is_dir():
         raise UsageError(f"{path}: is a folder; give the report's file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(page)
-    tmp.replace(path)
+    atomic_write(path, page, durable=False)
     return len(page)
 
 
@@ -327,7 +354,7 @@ th:first-child, td:first-child {{ text-align: left; }}
 </head>
 <body>
 <h1>tht analytics report</h1>
-<p class="meta">Generated {generated} · events from {span}</p>
+<p class="meta">Generated {generated} · {span}</p>
 <div class="figures">
 {figures}
 </div>

@@ -23,10 +23,15 @@ def init(
     debug: DebugOpt = False,
 ) -> None:
     """Create workspace.yaml, sessions/, evidence/sources/, evidence/units/ and .tht/."""
+    from kernel.errors import UsageError
     from kernel.workspace import init_workspace
 
     inv = invocation(workspace, json_, debug)
-    ws, created = init_workspace(path or inv.workspace, name=name)
+    target = path or inv.workspace
+    try:
+        ws, created = init_workspace(target, name=name)
+    except OSError as err:  # init_workspace maps those it can foresee; never "internal error"
+        raise UsageError(f"{target}: cannot create the workspace: {err.strerror or err}") from err
     body = {"workspace": str(ws.root), "created": created}
     verb = "initialized" if created else "already initialized"
     inv.emit(body, f"{verb}: {ws.root}")

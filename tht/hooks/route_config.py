@@ -47,11 +47,12 @@ def load_routing_section(config_file: str, data_dir: str) -> dict[str, Any]:
         pass
     section = _parse(config_file)
     try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "routing": section}, handle)
-        os.replace(tmp, cache)
+        from pathlib import Path
+
+        from kernel.atomic import atomic_write
+
+        data = json.dumps({"key": key, "routing": section}).encode("utf-8")
+        atomic_write(Path(cache), data, durable=False)
     except (OSError, TypeError, ValueError):
         pass
     return section

@@ -38,10 +38,41 @@ MAX_PROMPT_CHARS = 20_000
 MAX_CONTEXT_ENTRIES = 256
 
 
+USAGE = """\
+usage: tht-route-hook [--catalog FILE] < HOST_PAYLOAD.json
+       tht-route-hook --help | --version
+
+The UserPromptSubmit hook of Claude Code and Codex: reads the host's JSON payload on stdin and
+answers with a routing hint (hookSpecificOutput.additionalContext) on stdout, or with nothing.
+It always exits 0, so the user's prompt always goes through.
+
+  --catalog FILE  the routing catalog (default: $THT_ROUTING_CATALOG, else routing.catalog in
+                  the user config)
+  --help, -h      print this help and exit
+  --version       print the version and exit
+
+Install it with `tht hooks install --host claude-code|codex`; see docs/routing.md.
+"""
+
+
+def _info(args: list[str]) -> str | None:
+    """``--help`` / ``--version``: what to print instead of reading stdin (None: the protocol)."""
+    if "--help" in args or "-h" in args:
+        return USAGE
+    if "--version" in args:
+        from tht import __version__
+
+        return f"tht-route-hook {__version__}\n"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: never raises, always exits 0."""
     try:
-        out = _run(list(sys.argv[1:] if argv is None else argv))
+        args = list(sys.argv[1:] if argv is None else argv)
+        out = _info(args)
+        if out is None:
+            out = _run(args)
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()

@@ -178,3 +178,18 @@ def _decode_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
         pixels.extend((line[i], line[i + 1], line[i + 2]) for i in range(0, stride, channels))
         previous = line
     return width, height, pixels
+
+
+def test_subtitle_names_the_real_first_and_last_events(store: AnalyticsStore) -> None:
+    empty = render_html(collect(store.conn, date_from=None, date_to=None, generated_at=NOW))
+    assert "the first event" not in empty and "no events imported yet" in empty
+    scan_hook_log(store, HOOK_LOG, now=NOW)
+    first, last = store.conn.execute(
+        "SELECT MIN(occurred_at), MAX(occurred_at) FROM runtime_events"
+    ).fetchone()
+    assert first < last
+    page = render_html(collect(store.conn, date_from=None, date_to=None, generated_at=NOW))
+    assert f"events from {first} to {last}" in page
+    assert "the first event" not in page and "the last event" not in page
+    later = render_html(collect(store.conn, date_from="2099-01-01", date_to=None, generated_at=NOW))
+    assert "no events from 2099-01-01" in later
