@@ -21,7 +21,7 @@ app = typer.Typer(
     name="tht",
     help="Deterministic, event-sourced workflow kernel for human-reviewed analytics sessions.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -50,6 +50,7 @@ def _register() -> None:
     """Static composition of the command groups (no discovery)."""
     from tht.commands import (
         analytics,
+        doctor,
         evaluator,
         evidence,
         hooks,
@@ -58,12 +59,14 @@ def _register() -> None:
         route,
         search,
         session,
+        show,
         workflow,
         workspace,
     )
 
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(session.app, name="session")
+    session.app.command("show")(show.show)
     app.command("propose")(workflow.propose)
     app.add_typer(workflow.review_app, name="review")
     app.add_typer(workflow.decision_app, name="decision")
@@ -79,6 +82,7 @@ def _register() -> None:
     app.add_typer(evidence.app, name="evidence")
     app.add_typer(search.app, name="search")
     app.add_typer(reviewer.app, name="reviewer")
+    app.command("doctor")(doctor.doctor)
 
 
 _register()

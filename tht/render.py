@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from kernel.fold import SessionState
 
 __all__ = ["render_status", "render_table", "visible"]
 
@@ -79,8 +82,14 @@ def _console(buffer: io.StringIO) -> Console:
     return Console(file=buffer, width=100, soft_wrap=False, highlight=False)
 
 
-def render_status(status: dict[str, Any]) -> str:
-    """The session header, the stage timeline and open reviews."""
+def render_status(status: dict[str, Any], state: SessionState | None = None) -> str:
+    """The session header, the stage timeline, the effective decisions (with the seqs that
+    ``decision retract`` takes), the open reviews (with the seqs ``review answer`` takes) and how
+    many decisions were retracted or went stale.
+
+    ``status`` is the ``session status --json`` body; ``state`` (the folded state it came from),
+    when given, adds each decision's actor and the retracted/stale counts. A decision entry of
+    ``status`` that carries an ``actor`` key is shown with it too."""
     v = visible
     buffer = io.StringIO()
     console = _console(buffer)
@@ -94,9 +103,9 @@ def render_status(status: dict[str, Any]) -> str:
             )
     console.print(strip)
     table = Table(show_edge=False, pad_edge=False, box=None)
-    table.add_column("", style="bold")
-    table.add_column("stage")
-    table.add_column("state")
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("stage", no_wrap=True)
+    table.add_column("state", no_wrap=True)
     for stage in status["stages"]:
         label = (
             stage["display"]
@@ -118,25 +127,113 @@ def render_status(status: dict[str, Any]) -> str:
                 style="yellow",
             )
         )
-    for review in status["open_reviews"]:
-        console.print(
-            Text(
-                f"open review {v(review['seq'])} ({v(review['stage'])}, {v(review['kind'])}): ",
-                style="magenta",
-            )
-            + Text(v(review["prompt"]))
-        )
-    console.print(Text(f"last seq {v(status['last_seq'])}  head {v(status['head'])[:16]}…"))
-    return buffer.getvalue()
+    out = buffer.getvalue()
+    out += _decisions_section(status, state)
+    out += _reviews_section(status)
+    out += f"last seq {v(status['last_seq'])}  head {v(status['head'])}\n"
+    return out
+
+
+def _decisions_section(status: dict[str, Any], state: SessionState | None) -> str:
+    actors: dict[int, str] = {}
+    counts = ""
+    if state is not None:
+        actors = {d.seq: d.event.actor for d in state.decisions}
+        retracted = sum(1 for d in state.decisions if d.status == "retracted")
+        stale = sum(1 for d in state.decisions if d.status == "stale")
+        counts = f" ({retracted} retracted, {stale} stale)"
+    decisions = status.get("effective_decisions", [])
+    head = f"effective decisions: {len(decisions)}{counts}\n"
+    if not decisions:
+        return head
+    rows = [
+        [
+            d["seq"],
+            d["type"],
+            d.get("stage") or "",
+            d.get("subject") or "",
+            d.get("actor") or actors.get(d["seq"], ""),
+        ]
+        for d in decisions
+    ]
+    table = render_table(["seq", "type", "stage", "subject", "actor"], rows)
+    return head + table + "retract one: tht decision retract SEQ --reason T --as human:ID\n"
+
+
+def _reviews_section(status: dict[str, Any]) -> str:
+    reviews = status.get("open_reviews", [])
+    if not reviews:
+        return "open reviews: none\n"
+    rows = [[r["seq"], r["stage"], r["kind"], r["prompt"]] for r in reviews]
+    return (
+        f"open reviews: {len(reviews)}\n"
+        + render_table(["seq", "stage", "kind", "prompt"], rows)
+        + "see one: tht review show SEQ; answer: tht review answer SEQ …\n"
+    )
+
+
+# Columns whose values are identities: never wrapped, never cut (a truncated id or seq is a
+# wrong one: `decision retract` and `review answer` take them verbatim).
+_ATOMIC_COLUMNS = frozenset(
+    {
+        "seq",
+        "session",
+        "id",
+        "item",
+        "ts",
+        "at",
+        "time",
+        "sha256",
+        "hash",
+        "head",
+        "key",
+        "key_id",
+        "review",
+        "retracts",
+        "derived_from",
+        "generation",
+        "invocation",
+    }
+)
+_MIN_WRAPPED = 12  # the narrowest a wrapped (prose) column is allowed to get
+_TABLE_WIDTH = 100
+
+
+def _is_atomic(column: str, cells: list[str]) -> bool:
+    """An identity column (by name), or one whose every value is a single token (ids, seqs,
+    hashes, timestamps, stage ids, event types): such values are never wrapped or cut."""
+    if column.strip().lower() in _ATOMIC_COLUMNS:
+        return True
+    return all(not any(ch.isspace() for ch in cell) for cell in cells)
 
 
 def render_table(columns: list[str], rows: list[list[Any]], title: str | None = None) -> str:
+    """A borderless table in which ids, seqs, hashes and timestamps are never truncated: those
+    columns are ``no_wrap`` at their full width, prose columns wrap (folding words too long for
+    them), and the table widens past 100 columns when the identities alone need it."""
+    cells = [[visible(v) for v in row] for row in rows]
+    names = [visible(c) for c in columns]
+    atomic = [
+        _is_atomic(name, [row[i] for row in cells if i < len(row)]) for i, name in enumerate(names)
+    ]
+    widths = [
+        max([len(name), *(len(row[i]) for row in cells if i < len(row))])
+        for i, name in enumerate(names)
+    ]
+    needed = sum(
+        widths[i] if atomic[i] else min(widths[i], _MIN_WRAPPED) for i in range(len(names))
+    ) + 2 * len(names)
     buffer = io.StringIO()
-    console = _console(buffer)
+    console = Console(
+        file=buffer, width=max(_TABLE_WIDTH, needed), soft_wrap=False, highlight=False
+    )
     table = Table(title=None if title is None else visible(title), show_edge=False, box=None)
-    for column in columns:
-        table.add_column(Text(visible(column)))
-    for row in rows:
-        table.add_row(*(Text(visible(v)) for v in row))
+    for i, name in enumerate(names):
+        if atomic[i]:
+            table.add_column(Text(name), no_wrap=True, min_width=widths[i], overflow="fold")
+        else:
+            table.add_column(Text(name), overflow="fold")
+    for row in cells:
+        table.add_row(*(Text(v) for v in row))
     console.print(table)
     return buffer.getvalue()

@@ -19,11 +19,18 @@ from tht.analytics.store import RETENTION_KEY, AnalyticsStore
 __all__ = ["prune"]
 
 
-def prune(store: AnalyticsStore, *, older_than_days: int, now: datetime) -> dict[str, Any]:
-    """Delete every event that occurred before ``now - older_than_days``; one transaction."""
+def prune(
+    store: AnalyticsStore, *, older_than_days: int, now: datetime, dry_run: bool = False
+) -> dict[str, Any]:
+    """Delete every event that occurred before ``now - older_than_days``; one transaction.
+
+    ``dry_run`` deletes nothing: the result says what would go (``would_delete``, with
+    ``deleted`` all zero and ``dry_run: true``)."""
     if older_than_days < 0:
         raise UsageError(f"--older-than must be 0 or more days, not {older_than_days}")
     cutoff = format_ts(now - timedelta(days=older_than_days))
+    if dry_run:
+        return _preview(store, cutoff)
     conn = store.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -51,9 +58,32 @@ def prune(store: AnalyticsStore, *, older_than_days: int, now: datetime) -> dict
     return {
         "ok": True,
         "cutoff": cutoff,
+        "dry_run": False,
         "deleted": {
             "runtime_events": events,
             "routing_evaluations": evaluations,
             "stage_runs": stage_runs,
         },
+    }
+
+
+def _preview(store: AnalyticsStore, cutoff: str) -> dict[str, Any]:
+    conn = store.conn
+
+    def count(sql: str) -> int:
+        return int(conn.execute(sql, (cutoff,)).fetchone()[0])
+
+    would = {
+        "runtime_events": count("SELECT COUNT(*) FROM runtime_events WHERE occurred_at < ?"),
+        "routing_evaluations": count(
+            "SELECT COUNT(*) FROM routing_evaluations WHERE occurred_at < ?"
+        ),
+        "stage_runs": count("SELECT COUNT(*) FROM stage_runs WHERE last_event_at < ?"),
+    }
+    return {
+        "ok": True,
+        "cutoff": cutoff,
+        "dry_run": True,
+        "would_delete": would,
+        "deleted": dict.fromkeys(would, 0),
     }

@@ -349,17 +349,38 @@ def prune(
     older_than: Annotated[
         int, typer.Option("--older-than", help="Delete events older than this many days.")
     ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only print what would be deleted.")
+    ] = False,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Really delete (without it, prune only previews: --dry-run)."),
+    ] = False,
     db: DbOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Delete events older than DAYS (and their projections); they are not imported again."""
+    """Delete events older than DAYS (and their projections); they are not imported again.
+
+    Deleting is for good, so it needs --yes: without it (or with --dry-run) prune prints what
+    it would delete, deletes nothing and exits 0."""
     from tht.analytics.retention import prune as run
 
     inv = invocation(workspace, json_, debug)
+    preview = dry_run or not yes
     with _open(db, create=False) as store:
-        data = run(store, older_than_days=older_than, now=_now())
+        data = run(store, older_than_days=older_than, now=_now(), dry_run=preview)
+    if preview:
+        would = data["would_delete"]
+        hint = "" if dry_run else "; pass --yes to delete them"
+        inv.emit(
+            data,
+            f"dry run: would delete {would['runtime_events']} event(s) before "
+            f"{data['cutoff']} ({would['routing_evaluations']} routing evaluation(s), "
+            f"{would['stage_runs']} stage run(s)){hint}",
+        )
+        return
     deleted = data["deleted"]
     inv.emit(
         data,

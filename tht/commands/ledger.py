@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from tht.commands._common import human_actor, open_for, session_for
-from tht.options import DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
+from tht.options import DebugOpt, Invocation, JsonOpt, SessionArg, WorkspaceOpt, invocation
 
 ledger_app = typer.Typer(help="Ledgers: verify (and repair a torn tail).")
 schemas_app = typer.Typer(help="Ledger schemas: regenerate ledger_schemas/ from the code.")
@@ -40,6 +40,12 @@ def verify(
             "that verifies (which witnesses the history before it).",
         ),
     ] = False,
+    all_: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Verify every session of the workspace (no SESSION); exit 7 if any fails."
+        ),
+    ] = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -47,6 +53,9 @@ def verify(
     """Schemas, seq, hash chain, head anchor, torn tail, workflow snapshot, and the replay of
     every event (and its signature in signed mode). Exit 7 if not ok."""
     inv = invocation(workspace, json_, debug)
+    if all_:
+        _verify_all(inv, session, repair=repair, full=full)
+        return
     if repair:
         who = human_actor(actor)
         if not reason or not reason.strip():
@@ -86,6 +95,33 @@ def verify(
         lines.append(f"  {where}{problem.code}: {problem.message}{hint}")
     inv.emit(body, "\n".join(lines))
     raise typer.Exit(7)
+
+
+def _verify_all(inv: Invocation, session: str | None, *, repair: bool, full: bool) -> None:
+    """``verify --all``: every session of the workspace, oldest first."""
+    from kernel.errors import UsageError
+
+    if session is not None:
+        raise UsageError("--all verifies every session: give no SESSION with it")
+    if repair:
+        raise UsageError("--repair works on one session: give its SESSION instead of --all")
+    app_ = open_for(inv)
+    rows = []
+    for sid in app_.kernel.session_ids():
+        report = app_.kernel.verify(sid, full=full)
+        data = report.to_json()
+        rows.append(
+            {"session": sid, "ok": report.ok, "events": report.events, "problems": data["problems"]}
+        )
+    failed = [r["session"] for r in rows if not r["ok"]]
+    body = {"ok": not failed, "sessions": rows}
+    lines = [f"{len(rows)} session(s): {len(rows) - len(failed)} ok, {len(failed)} NOT OK"]
+    for row in rows:
+        verdict = "ok" if row["ok"] else f"NOT OK ({len(row['problems'])} problem(s))"
+        lines.append(f"  {row['session']}  {row['events']} events  {verdict}")
+    inv.emit(body, "\n".join(lines))
+    if failed:
+        raise typer.Exit(7)
 
 
 def _repo_root() -> Path:

@@ -131,7 +131,62 @@ def propose(
     debug: DebugOpt = False,
 ) -> None:
     """The stage's owner turns a proposal into an outcome: a review request, or events applied
-    directly where the stage policy allows."""
+    directly where the stage policy allows.
+
+    \b
+    A proposal is one JSON object (unknown fields are errors), e.g.
+      {"kind": "select", "prompt": "What does 'ablazione' mean here?",
+       "options": [{"id": "flag", "label": "the flag_ablazione column",
+                    "events": [{"type": "concept_clarified", "subject": "ablazione",
+                                "payload": {"meaning": "flag"}}]}],
+       "artifacts": [{"name": "question.md", "content": "..."}]}
+
+    \b
+    Kinds:
+      select    a review: the human chooses one option (prompt, options)
+      decide    a review: the human chooses any subset of the options
+      confirm   a review: approve (completes the stage) or reject its artifacts; no options
+      auto      top-level "events" applied without review; automatic stages only
+      revision  {"target": STAGE, "reason": T}: ask a human to reopen this or an earlier stage
+      fail      {"failure": {"code", "message"}}: the stage cannot complete
+    Optional "invocation" names the stage's current invocation (<stage>#<epoch>).
+
+    \b
+    Stages, in order (display code, id; what each may emit and write; completion):
+      pre admission         emits: question_admitted, question_refused
+                            completion: automatic; skip: never
+      F1  disambiguation    emits: concept_clarified, ambiguity_open, value_grounded
+                            completion: review_required; skip: human
+      F2  memory_recall     emits: memory_applied, memory_rejected
+                            completion: review_required; skip: human
+      F3  rewriting         emits: question_rewritten
+                            artifacts: question.md
+                            completion: review_required; skip: never
+      F4  schema_linking    emits: schema_linked, evidence_accepted, evidence_rejected,
+                                   concept_formula_approved, concept_formula_rejected
+                            artifacts: schema_linking.json
+                            completion: review_required; skip: never
+      F5  cte               emits: cte_approved
+                            artifacts: cte/*
+                            completion: review_required; skip: human
+      F6  sql               emits: sql_approved
+                            artifacts: sql_final.sql
+                            completion: review_required; skip: never
+      F7  verification      emits: result_verified
+                            artifacts: result_sample.json
+                            completion: automatic; skip: human
+      F8  datamart          emits: datamart_defined, datamart_skipped
+                            artifacts: datamart.sql
+                            completion: review_required; skip: human
+      ext memory_promotion  emits: memory_promoted, memory_promotion_declined
+                            completion: review_required; skip: human
+      fin finalize          emits: -
+                            artifacts: report.md
+                            completion: automatic; skip: never
+      any stage may also append the receipts: evidence_consulted
+    Only the current stage accepts a proposal; admission is run by its module and
+    finalize is a human decision (tht session finalize).
+    """
     inv = invocation(workspace, json_, debug)
     source = str(file)
     if source == "-":

@@ -139,7 +139,7 @@ def test_report_and_prune(home: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     written = _json(_tht(home, "analytics", "report", "--html", str(out), "--json"))
     assert written["bytes"] == out.stat().st_size > 1000
-    pruned = _json(_tht(home, "analytics", "prune", "--older-than", "0", "--json"))
+    pruned = _json(_tht(home, "analytics", "prune", "--older-than", "0", "--yes", "--json"))
     assert pruned["deleted"]["routing_evaluations"] == 125
     summary = _json(_tht(home, "analytics", "summary", "--json"))
     assert summary["events"]["total"] == 0
