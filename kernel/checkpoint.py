@@ -49,8 +49,7 @@ class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
     session: str
     seq: int
     head: str
-    line_start: int  # byte offset of line ``seq``
-    offset: int  # byte offset just after it
+    hint: int  # the store's opaque position of line ``seq`` (checked against ``head``)
     workflow: str  # the compiled workflow's source SHA-256 the state was folded with
     state_sha256: str
     signer: str
@@ -78,8 +77,7 @@ def encode_checkpoint(
     session: str,
     seq: int,
     head: str,
-    line_start: int,
-    offset: int,
+    hint: int,
     workflow: str,
     state: bytes,
     signer: str,
@@ -91,8 +89,7 @@ def encode_checkpoint(
         session=session,
         seq=seq,
         head=head,
-        line_start=line_start,
-        offset=offset,
+        hint=hint,
         workflow=workflow,
         state_sha256=digest,
         signer=signer,
@@ -122,17 +119,16 @@ def decode_checkpoint(
 
 
 def continue_chain(
-    line: bytes, tail: bytes, cp: Checkpoint, anchor: tuple[int, str] | None
+    line: bytes, following: list[bytes], cp: Checkpoint, anchor: tuple[int, str] | None
 ) -> tuple[list[ev.Event], str] | None:
     """The events after the checkpoint when the ledger continues it exactly (pure), else None.
 
-    ``line`` is the checkpoint's line as the file holds it now (without its newline), ``tail``
-    every byte after it.
+    ``line`` is the checkpoint's line as the store holds it now, ``following`` every committed
+    line after it (the store returns None instead when its ledger ends torn).
     """
     if line_hash(line) != cp.head:
         return None
-    if tail and not tail.endswith(b"\n"):
-        return None  # a torn tail: the full verify reports it
+    tail = b"".join(raw + b"\n" for raw in following)
     try:
         events = list(ev.decode_lines(tail)) if tail else []
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -141,7 +137,7 @@ def continue_chain(
     seq = cp.seq
     pending = 0
     batch_ts = ""
-    for event, raw in zip(events, tail.split(b"\n"), strict=False):
+    for event, raw in zip(events, following, strict=True):
         seq += 1
         if event.seq != seq or event.prev != prev or event.v != ev.info_of(event).version:
             return None

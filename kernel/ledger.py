@@ -33,7 +33,6 @@ import json
 import mmap
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -70,8 +69,11 @@ __all__ = [
     "Signer",
     "TornTail",
     "VerifyReport",
+    "conflict_error",
     "genesis_hash",
     "line_hash",
+    "offset_of_seq",
+    "stamp_batch",
 ]
 
 #: signs a stamped event (signed mode): its ``sig``, or None when the event is not signed
@@ -81,7 +83,6 @@ _FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one pa
 _CHUNK = 65536
 _ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
 _VERIFY_ATTEMPTS = 5
-_UNANCHORED_RETRIES = 6  # ~40 ms in all before lines past the anchor are reported
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,12 @@ class LedgerTail:
     size: int  # bytes of complete lines
     torn: TornTail | None
     last_line_start: int
+
+    @property
+    def hint(self) -> int:
+        """Where the backend finds what follows ``last_seq`` (opaque to callers: a byte offset
+        here, a line count in memory); always paired with ``(last_seq, head)``."""
+        return self.size
 
 
 @dataclass(frozen=True)
@@ -171,6 +178,45 @@ class Ledger:
             events = [e for e in events if e.seq <= upto]
         head = self._head_of(complete, start)
         return LedgerRead(events=events, head=head, size=start + end, torn=torn)
+
+    def read_after(self, seq: int, hint: int) -> LedgerRead:
+        """The events after ``seq``, from ``hint`` (a position :meth:`line_at` validated)."""
+        return self.read(start=hint)
+
+    def line_at(self, seq: int, hint: int) -> bytes | None:
+        """The bytes of line ``seq`` (without its newline) when it ends at ``hint``, else None."""
+        if hint <= 0:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            chunk = _FIRST_CHUNK
+            while True:
+                start = max(0, hint - chunk)
+                data = os.pread(fd, hint - start, start)
+                if len(data) != hint - start or not data.endswith(b"\n"):
+                    return None
+                nl = data.rfind(b"\n", 0, len(data) - 1)
+                if nl >= 0 or start == 0:
+                    line = data[nl + 1 : -1]
+                    break
+                chunk *= 4
+        finally:
+            os.close(fd)
+        try:
+            event = decode_event(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        return line if event.seq == seq else None
+
+    def lines_after(self, seq: int, hint: int) -> list[bytes] | None:
+        """The complete lines after ``seq`` (from ``hint``), or None when the file ends torn."""
+        data = self.read_bytes(hint)
+        if data and not data.endswith(b"\n"):
+            return None
+        return data.split(b"\n")[:-1]
 
     def first_event(self) -> Event | None:
         """The first event (``session_created``: what the session was created with), read
@@ -300,23 +346,14 @@ class Ledger:
                 )
             writer.check_anchor(tail, self)
             quarantined = None
-            ts = format_ts(clock.now())
-            prev = tail.head
-            seq = tail.last_seq
-            events: list[Event] = []
-            lines: list[bytes] = []
-            last = len(drafts) - 1
-            for position, draft in enumerate(drafts):
-                seq += 1
-                event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
-                if signer is not None:
-                    sig = signer(event)
-                    if sig is not None:
-                        event = msgspec.structs.replace(event, sig=sig)
-                line = encode_event(event)
-                prev = line_hash(line)
-                events.append(event)
-                lines.append(line)
+            events, lines, prev = stamp_batch(
+                drafts,
+                last_seq=tail.last_seq,
+                prev=tail.head,
+                ts=format_ts(clock.now()),
+                signer=signer,
+            )
+            seq = events[-1].seq
             lines.append(b"")
             data = b"\n".join(lines)
             writer.tail = None  # unknown until the write is durable
@@ -391,16 +428,30 @@ class Ledger:
             return VerifyReport(
                 ok=False, events=0, head=genesis_hash(self.session_id), problems=[missing]
             )
-        # A writer makes its lines durable a moment before it moves the anchor; a reader that
-        # sees lines past the anchor looks again shortly (readers never take the writers' lock)
-        # and reports them only if they stay unanchored (a machine crash, or a forgery).
+        # A writer makes its lines durable a moment before it moves the anchor; readers never
+        # wait for writers, except a reader that saw lines past the anchor (below).
         report = self._verify_once()
-        for attempt in range(1, _UNANCHORED_RETRIES + 1):
-            if not any(p.code == "unanchored" for p in report.problems):
-                break
-            time.sleep(0.002 * attempt)
-            report = self._verify_once()
+        if any(p.code == "unanchored" for p in report.problems):
+            # Look again once no append is in flight: a writer holds its exclusive lock from
+            # before its write to after its anchor, so under a shared lock the two agree —
+            # unless a machine crash (or a forger) left lines the anchor never acknowledged.
+            with self._shared_lock():
+                report = self._verify_once()
         return report
+
+    @contextlib.contextmanager
+    def _shared_lock(self) -> Iterator[None]:
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:  # no lock file (never written by tht) or unreadable: nothing to wait for
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     def _verify_once(self) -> VerifyReport:
         for _ in range(_VERIFY_ATTEMPTS):
@@ -416,11 +467,11 @@ class Ledger:
             first_type=self.first_type,
         )
 
-    def repair(self, *, cut: int | None = None) -> Repair:
+    def repair(self, *, cut_seq: int | None = None) -> Repair:
         """The explicit repair (human-only; the kernel records it as ``ledger_repaired``).
 
-        Moves to the quarantine file the torn tail and, with ``cut``, every line from byte
-        offset ``cut`` on (the first line that failed verification), then re-anchors the head
+        Moves to the quarantine file the torn tail and, with ``cut_seq``, every line from line
+        ``cut_seq`` on (the first line that failed verification), then re-anchors the head
         to what is left: lines past the old anchor that remain are thereby *accepted*. Returns
         what was moved and accepted; nothing is ever deleted without a copy.
         """
@@ -431,6 +482,9 @@ class Ledger:
             fd = os.open(self.path, os.O_RDWR)
             try:
                 size = os.fstat(fd).st_size
+                cut = None
+                if cut_seq is not None:
+                    cut = offset_of_seq(os.pread(fd, size, 0), cut_seq)
                 tail = _tail_of_fd_lenient(fd, self.session_id, cut)
                 start = tail.size
                 moved = os.pread(fd, size - start, start) if start < size else b""
@@ -485,6 +539,44 @@ def _tail_of_fd_lenient(fd: int, session_id: str, cut: int | None) -> LedgerTail
             continue
         return LedgerTail(event.seq, line_hash(line), end, None, line_start)
     return LedgerTail(0, genesis_hash(session_id), 0, None, 0)
+
+
+def stamp_batch(
+    drafts: Sequence[EventDraft], *, last_seq: int, prev: str, ts: str, signer: Signer | None
+) -> tuple[list[Event], list[bytes], str]:
+    """Stamp one batch after ``(last_seq, prev)``: its events, their line bytes and the new head
+    — the one format every backend writes (so a ledger moves between stores byte for byte)."""
+    events: list[Event] = []
+    lines: list[bytes] = []
+    last = len(drafts) - 1
+    seq = last_seq
+    for position, draft in enumerate(drafts):
+        seq += 1
+        event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
+        if signer is not None:
+            sig = signer(event)
+            if sig is not None:
+                event = msgspec.structs.replace(event, sig=sig)
+        line = encode_event(event)
+        prev = line_hash(line)
+        events.append(event)
+        lines.append(line)
+    return events, lines, prev
+
+
+def offset_of_seq(data: bytes, seq: int) -> int:
+    """The byte offset where line ``seq`` starts in a ledger file's bytes."""
+    offset = 0
+    for _ in range(seq - 1):
+        nl = data.find(b"\n", offset)
+        if nl < 0:
+            return len(data)
+        offset = nl + 1
+    return offset
+
+
+def conflict_error(session_id: str, expected: int, actual: int) -> ConflictError:
+    return _conflict(session_id, expected, actual)
 
 
 def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:

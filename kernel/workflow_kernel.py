@@ -21,7 +21,6 @@ from kernel.clock import Clock, IdFactory
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import (
-    Ledger,
     LedgerRead,
     LedgerTail,
     Problem,
@@ -31,13 +30,17 @@ from kernel.ledger import (
     genesis_hash,
     line_hash,
 )
+from kernel.log import get_logger
 from kernel.outbox import Outbox
 from kernel.outcomes import ArtifactChange, ModuleOutcome, plan_outcome
 from kernel.replay import HumanCheck, is_human_actor
-from kernel.report import render_report
-from kernel.store.base import SessionStore
+from kernel.report import render_report, report_sources
+from kernel.store.base import LedgerPort, SessionStore
 from kernel.transitions import (
     check_human,
+    check_question,
+    immutable_refusal,
+    plan_abandon,
     plan_answer,
     plan_create,
     plan_finalize,
@@ -55,18 +58,19 @@ from kernel.workflow import (
     load_workflow_bytes,
 )
 
+logger = get_logger(__name__)
 _DISPLAY_PROBLEMS = 3  # problems named in an IntegrityError message
 
 __all__ = ["Applied", "LoadedSession", "StatusCache", "WorkflowKernel"]
 
 
 class StatusCache(msgspec.Struct, frozen=True, kw_only=True):
-    """The folded state at a byte offset of the ledger, keyed by last seq and head hash."""
+    """The folded state after ``(last_seq, head)`` (logical identity; ``hint`` is the store's
+    opaque position of that line, used only once the line there hashes to ``head``)."""
 
-    version: int = 1
+    version: int = 2
     workflow: str
-    offset: int
-    line_start: int
+    hint: int
     last_seq: int
     head: str
     state: SessionState
@@ -184,7 +188,7 @@ class WorkflowKernel:
             return loaded, [Problem("workflow_snapshot", str(err))]
         cache = self._read_cache(session, workflow)
         if cache is not None:
-            read = ledger.read(start=cache.offset)
+            read = ledger.read_after(cache.last_seq, cache.hint)
             state = fold_from(workflow, cache.state, read.events) if read.events else cache.state
             head = read.head if read.events else cache.head
         else:
@@ -216,7 +220,7 @@ class WorkflowKernel:
         state = fold(workflow, read.events, human_check=self._check(read.events))
         return LoadedSession(session, workflow, state, read.head, read.torn)
 
-    def _cached_workflow(self, session: str, ledger: Ledger) -> WorkflowSpec:
+    def _cached_workflow(self, session: str, ledger: LedgerPort) -> WorkflowSpec:
         first = ledger.first_event()
         return self._workflow_of(session, [first] if first is not None else [])
 
@@ -313,9 +317,8 @@ class WorkflowKernel:
             return None
         if cache.workflow != workflow.sha256:
             return None
-        ledger = self.store.ledger(session)
-        data = ledger.read_bytes(cache.line_start)[: cache.offset - cache.line_start]
-        if not data.endswith(b"\n") or line_hash(data[:-1]) != cache.head:
+        line = self.store.ledger(session).line_at(cache.last_seq, cache.hint)
+        if line is None or line_hash(line) != cache.head:
             return None  # the ledger changed under the cache (repair, tampering): fold afresh
         return cache
 
@@ -326,8 +329,7 @@ class WorkflowKernel:
             return  # someone appended meanwhile; the next load refreshes
         cache = StatusCache(
             workflow=workflow.sha256,
-            offset=tail.size,
-            line_start=tail.last_line_start,
+            hint=tail.hint,
             last_seq=tail.last_seq,
             head=tail.head,
             state=state,
@@ -353,6 +355,9 @@ class WorkflowKernel:
             raise _integrity_error(
                 session, [Problem(i.rule, i.message, seq=i.seq) for i in loaded.state.integrity]
             )
+        refusal = immutable_refusal(loaded.state)
+        if refusal is not None and any(d.type != "ledger_repaired" for d in drafts):
+            raise refusal  # every planner refuses it too; this is the one place none can miss
         key = self._reviewer_key(drafts)
         signer: Signer | None = None
         if key is not None:
@@ -415,8 +420,7 @@ class WorkflowKernel:
             session=session,
             seq=tail.last_seq,
             head=tail.head,
-            line_start=tail.last_line_start,
-            offset=tail.size,
+            hint=tail.hint,
             workflow=workflow.sha256,
             state=data,
             signer=key.reviewer,
@@ -436,16 +440,19 @@ class WorkflowKernel:
             return None
         found = decode_checkpoint(raw, session, workflow.sha256, check)
         if found is None:
+            logger.debug("checkpoint of %s not trusted (signature, session or state)", session)
             return None
         cp, state_bytes = found
         ledger = self.store.ledger(session)
         anchor = ledger.read_anchor()
-        data = ledger.read_bytes(cp.line_start)
-        cut = cp.offset - cp.line_start
-        if cut < 1 or len(data) < cut or data[cut - 1 : cut] != b"\n":
+        line = ledger.line_at(cp.seq, cp.hint)
+        after = ledger.lines_after(cp.seq, cp.hint) if line is not None else None
+        if line is None or after is None:
+            logger.debug("checkpoint of %s: line %d is not where it was", session, cp.seq)
             return None
-        following = continue_chain(data[: cut - 1], data[cut:], cp, anchor)
+        following = continue_chain(line, after, cp, anchor)
         if following is None:
+            logger.debug("checkpoint of %s: the ledger does not continue it", session)
             return None
         events, head = following
         try:
@@ -471,7 +478,9 @@ class WorkflowKernel:
             raw = self.workflow_path.read_bytes()
         except FileNotFoundError as err:
             raise UsageError(f"{self.workflow_path}: workflow file not found") from err
-        spec = load_workflow_bytes(raw, str(self.workflow_path), cache_dir=self.workflow_cache)
+        # no compiled cache here: a session that is then refused (an unapproved workflow in
+        # signed mode) leaves nothing behind; the session's first load writes the cache
+        spec = load_workflow_bytes(raw, str(self.workflow_path), cache_dir=None)
         return spec, raw
 
     def create_session(
@@ -483,6 +492,8 @@ class WorkflowKernel:
         from_head: str | None = None,
         reason: str = "",
     ) -> Applied:
+        """Everything is checked (question, workflow, trust) before anything is written."""
+        check_question(question)
         workflow, raw = self._new_workflow()
         if self.trust.signed and not self._workflow_trusted(workflow.sha256):
             raise PolicyError(
@@ -505,12 +516,14 @@ class WorkflowKernel:
         return self._commit(loaded, drafts)
 
     def derive(self, session: str, *, actor: str, reason: str = "") -> Applied:
-        """A new session linked to a finalized one (the way to correct a finalized result)."""
+        """A new session linked to a finalized or abandoned one (the way to correct a
+        finalized result, or to start again after an abandoned one)."""
         check_human(actor)
         source = self.load(session)
-        if source.state.lifecycle != "finalized":
+        if source.state.lifecycle not in ("finalized", "abandoned"):
             raise PolicyError(
-                f"session {session} is {source.state.lifecycle}; only a finalized one is derived"
+                f"session {session} is {source.state.lifecycle}; only a finalized one is "
+                "derived, or an abandoned one (`tht session abandon`)"
             )
         return self.create_session(
             source.state.question,
@@ -521,9 +534,18 @@ class WorkflowKernel:
         )
 
     def apply_outcome(
-        self, session: str, stage: str, outcome: ModuleOutcome, *, actor: str
+        self,
+        session: str,
+        stage: str,
+        outcome: ModuleOutcome,
+        *,
+        actor: str,
+        loaded: LoadedSession | None = None,
     ) -> Applied:
-        loaded = self.load(session)
+        """``loaded``: the session this very command just loaded (verified), so a proposal is
+        folded once; the append's expected last seq still catches anyone who appended since."""
+        if loaded is None or loaded.session != session:
+            loaded = self.load(session)
         drafts = plan_outcome(loaded.workflow, loaded.state, stage, outcome, actor=actor)
         return self._commit(loaded, drafts, outcome.artifacts)
 
@@ -573,11 +595,20 @@ class WorkflowKernel:
         loaded = self.load(session)
         return self._commit(loaded, plan_resume(loaded.state, actor=actor, reason=reason))
 
+    def abandon(self, session: str, *, actor: str, reason: str | None) -> Applied:
+        """Abandon: ``session_abandoned``; the session is immutable afterwards."""
+        loaded = self.load(session)
+        return self._commit(loaded, plan_abandon(loaded.state, actor=actor, reason=reason))
+
     def finalize(self, session: str, *, actor: str) -> Applied:
         """Finalize: render ``report.md`` from the state, append it and ``session_finalized``."""
         loaded = self.load(session)
         check_human(actor)
-        report = render_report(loaded.workflow, loaded.state, loaded.head)
+        sources = {
+            name: self._artifact_bytes(session, loaded.state, name)
+            for name in report_sources(loaded.state)
+        }
+        report = render_report(loaded.workflow, loaded.state, loaded.head, sources)
         change = ArtifactChange(name="report.md", content=report)
         drafts = plan_finalize(
             loaded.workflow,
@@ -595,10 +626,12 @@ class WorkflowKernel:
 
     def artifact(self, session: str, name: str) -> bytes:
         """An artifact's current content, verified against the hash recorded in the ledger."""
-        loaded = self.load(session)
-        record = loaded.state.effective_artifact(name)
+        return self._artifact_bytes(session, self.load(session).state, name)
+
+    def _artifact_bytes(self, session: str, state: SessionState, name: str) -> bytes:
+        record = state.effective_artifact(name)
         if record is None:
-            known = sorted({a.name for a in loaded.state.artifacts if a.status == "effective"})
+            known = sorted({a.name for a in state.artifacts if a.status == "effective"})
             hint = f"; artifacts: {', '.join(known)}" if known else ""
             raise NotFoundError(f"session {session} has no artifact {name!r}{hint}")
         data = self.store.read_artifact(session, name)
@@ -654,9 +687,8 @@ class WorkflowKernel:
                 "(derive a new session from the question)"
             )
         ledger = self.store.ledger(session)
-        cut = _offset_of_seq(ledger.read_bytes(), cut_seq) if cut_seq is not None else None
-        self.store.ledger(session).close()
-        done = ledger.repair(cut=cut)
+        ledger.close()  # a writer's cached tail would be stale after the repair
+        done = ledger.repair(cut_seq=cut_seq)
         loaded = self.load(session)
         payload = ev.LedgerRepairedPayload(
             reason=reason.strip(),
@@ -678,17 +710,6 @@ class WorkflowKernel:
 
 
 _TAIL_CODES = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
-
-
-def _offset_of_seq(data: bytes, seq: int) -> int:
-    """The byte offset where line ``seq`` starts."""
-    offset = 0
-    for _ in range(seq - 1):
-        nl = data.find(b"\n", offset)
-        if nl < 0:
-            return len(data)
-        offset = nl + 1
-    return offset
 
 
 def _all_problems(report: VerifyReport, state: SessionState) -> list[Problem]:

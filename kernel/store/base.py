@@ -1,12 +1,83 @@
-"""The ``SessionStore`` contract."""
+"""The store port (ARCHITECTURE §3.5): ``SessionStore`` and the backend-neutral ``LedgerPort``
+it hands out. Every backend (filesystem, in-memory, PostgreSQL) passes the contract suite in
+``tests/contract/test_session_store.py``; nothing above this module sees a file, a row or a list.
+
+A position in a ledger is always ``(seq, head)`` — logical identity — plus an opaque ``hint``
+the backend gave out with it (``LedgerTail.hint``: a byte offset on disk, a line count in
+memory) so it can continue from there without scanning; a hint is only ever used after the
+line at ``seq`` was checked against ``head`` (:meth:`LedgerPort.line_at`).
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Protocol
 
-from kernel.ledger import Ledger
+from kernel.clock import Clock
+from kernel.events import Event, EventDraft
+from kernel.ledger import AppendResult, LedgerRead, LedgerTail, Repair, Signer, VerifyReport
 
-__all__ = ["SessionStore"]
+__all__ = ["SESSION_ID", "LedgerPort", "SessionStore"]
+
+#: what a session id looks like in every backend (never a path)
+SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+
+
+class LedgerPort(Protocol):
+    """One ledger: append-only, hash-chained, anchored (ARCHITECTURE §3.1)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    def exists(self) -> bool: ...
+
+    def read(self, *, upto: int | None = None) -> LedgerRead:
+        """Every committed event (a torn tail is reported, never decoded)."""
+        ...
+
+    def read_after(self, seq: int, hint: int) -> LedgerRead:
+        """The committed events after ``seq``."""
+        ...
+
+    def tail(self) -> LedgerTail:
+        """The last committed event's seq and hash (what an append chains onto)."""
+        ...
+
+    def line_at(self, seq: int, hint: int) -> bytes | None:
+        """The bytes of line ``seq`` when ``hint`` is where it ends, else None."""
+        ...
+
+    def lines_after(self, seq: int, hint: int) -> list[bytes] | None:
+        """The committed lines after ``seq``, or None when the ledger ends torn."""
+        ...
+
+    def first_event(self) -> Event | None: ...
+
+    def read_anchor(self) -> tuple[int, str] | None:
+        """The last acknowledged ``(seq, head)``; None when there is none; ``(-1, "")`` when
+        unreadable."""
+        ...
+
+    def append(
+        self,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_last_seq: int,
+        clock: Clock,
+        signer: Signer | None = None,
+    ) -> AppendResult:
+        """One batch, durable, or ``ConflictError`` (stale) / ``IntegrityError`` (a damaged
+        ledger: never repaired by an append) and nothing written."""
+        ...
+
+    def verify(self) -> VerifyReport: ...
+
+    def repair(self, *, cut_seq: int | None = None) -> Repair:
+        """The explicit repair: quarantine from ``cut_seq`` (and any torn tail), re-anchor."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class SessionStore(Protocol):
@@ -22,7 +93,7 @@ class SessionStore(Protocol):
 
     def exists(self, session_id: str) -> bool: ...
 
-    def ledger(self, session_id: str) -> Ledger:
+    def ledger(self, session_id: str) -> LedgerPort:
         """The session's ledger; ``NotFoundError`` for an unknown session."""
         ...
 

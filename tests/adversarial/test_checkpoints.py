@@ -124,8 +124,7 @@ def test_a_forged_checkpoint_is_never_used(tmp_path: Path, attack: str) -> None:
             session=run.session,
             seq=tail.last_seq,
             head=tail.head,
-            line_start=tail.last_line_start,
-            offset=tail.size,
+            hint=tail.hint,
             workflow=run.kernel.session_workflow(run.session).sha256,
             state=state_bytes,
             signer=REVIEWER,
@@ -140,13 +139,13 @@ def test_a_forged_checkpoint_is_never_used(tmp_path: Path, attack: str) -> None:
             blob = msgspec.msgpack.encode(decoded)
         path.write_bytes(blob)
     else:  # the checkpoint is genuine, the ledger line it names was edited (and re-chained)
-        data = ledger.read_bytes()
-        edited = data[: tail.last_line_start] + data[tail.last_line_start :].replace(
-            b'"choice":["', b'"choice":["x', 1
-        )
+        path = run.workspace.sessions_dir / run.session / "ledger.jsonl"
+        data = path.read_bytes()
+        start = data.rfind(b"\n", 0, len(data) - 1) + 1
+        edited = data[:start] + data[start:].replace(b'"choice":["', b'"choice":["x', 1)
         if edited == data:
             edited = data[:-3] + b" }\n"
-        ledger.path.write_bytes(edited)
+        path.write_bytes(edited)
     taken = _spy(run.kernel)
     try:
         loaded = run.kernel.load(run.session)

@@ -1,6 +1,6 @@
 """The ``SessionStore`` contract (ARCHITECTURE §3.1, §3.5): every backend passes this suite.
 
-Parametrized over :data:`BACKENDS`. Today only the filesystem store exists; a PostgreSQL store
+Parametrized over :data:`BACKENDS`: the filesystem store and the in-memory one; a PostgreSQL store
 joins by adding one :class:`Backend` entry (built from a DSN in the environment, skipped when
 none is set), for example::
 
@@ -38,10 +38,11 @@ from kernel.ledger import genesis_hash, line_hash
 from kernel.outcomes import ArtifactChange, ModuleOutcome, ReviewRequest
 from kernel.store.base import SessionStore
 from kernel.store.fs import FileSystemStore
+from kernel.store.memory import MemoryStore
 from kernel.transitions import plan_pause
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import WorkflowKernel
-from tests.support.kernel_env import receipt_outcome
+from tests.support.kernel_env import admitted_session, receipt_outcome
 
 WORKFLOW_BYTES = default_workflow_path().read_bytes()
 SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
@@ -53,6 +54,10 @@ class Backend:
     name: str
     make: Callable[[Path], SessionStore]
     damage_object: Callable[[SessionStore, str, str], None]
+    #: replace the bytes of line ``seq`` (1-based) behind the store's back
+    damage_line: Callable[[SessionStore, str, int, bytes], None]
+    #: every committed line's bytes, as the backend holds them
+    lines: Callable[[SessionStore, str], list[bytes]]
     marks: Sequence[Any] = field(default=())
 
 
@@ -61,11 +66,48 @@ def _fs_damage(store: SessionStore, session: str, sha256: str) -> None:
     (store.sessions_dir / session / "objects" / sha256[:2] / sha256).write_bytes(b"altered")
 
 
+def _fs_lines(store: SessionStore, session: str) -> list[bytes]:
+    assert isinstance(store, FileSystemStore)
+    return (store.sessions_dir / session / "ledger.jsonl").read_bytes().split(b"\n")[:-1]
+
+
+def _fs_damage_line(store: SessionStore, session: str, seq: int, data: bytes) -> None:
+    assert isinstance(store, FileSystemStore)
+    lines = _fs_lines(store, session)
+    lines[seq - 1] = data
+    path = store.sessions_dir / session / "ledger.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+
+
+def _memory_damage(store: SessionStore, session: str, sha256: str) -> None:
+    assert isinstance(store, MemoryStore)
+    store.damage_object(session, sha256)
+
+
+def _memory_lines(store: SessionStore, session: str) -> list[bytes]:
+    assert isinstance(store, MemoryStore)
+    return list(store.ledger(session).lines)
+
+
+def _memory_damage_line(store: SessionStore, session: str, seq: int, data: bytes) -> None:
+    assert isinstance(store, MemoryStore)
+    store.ledger(session).lines[seq - 1] = data
+
+
 BACKENDS = [
     Backend(
         "fs",
         make=lambda tmp: FileSystemStore(tmp / "sessions", tmp / ".tht" / "cache"),
         damage_object=_fs_damage,
+        damage_line=_fs_damage_line,
+        lines=_fs_lines,
+    ),
+    Backend(
+        "memory",
+        make=lambda tmp: MemoryStore(),
+        damage_object=_memory_damage,
+        damage_line=_memory_damage_line,
+        lines=_memory_lines,
     ),
 ]
 
@@ -369,3 +411,83 @@ def test_receipts_appended_through_the_kernel_verify(store: SessionStore, tmp_pa
     state = kernel.load(session).state
     assert len(state.receipts) == 5
     assert kernel.verify(session).ok
+
+
+# --------------------------------------------------------------------------- the ledger port
+
+
+def test_a_position_is_seq_and_head_and_the_hint_finds_what_follows(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    ledger = store.ledger(SESSION)
+    clock = FixedClock()
+    ledger.append([_created()], expected_last_seq=0, clock=clock)
+    mark = ledger.tail()
+    ledger.append([_receipt("a"), _receipt("b")], expected_last_seq=1, clock=clock)
+    line = ledger.line_at(mark.last_seq, mark.hint)
+    assert line is not None and line_hash(line) == mark.head
+    assert [e.seq for e in ledger.read_after(mark.last_seq, mark.hint).events] == [2, 3]
+    after = ledger.lines_after(mark.last_seq, mark.hint)
+    assert after is not None and [line_hash(x) for x in after][-1] == ledger.tail().head
+    assert ledger.line_at(2, mark.hint) is None  # a hint belongs to its seq
+    assert ledger.first_event() is not None
+    assert ledger.read_anchor() == (3, ledger.tail().head)
+
+
+def test_a_damaged_line_is_reported_and_nothing_is_appended_to_it(
+    store: SessionStore, backend: Backend
+) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    ledger = store.ledger(SESSION)
+    clock = FixedClock()
+    ledger.append([_created()], expected_last_seq=0, clock=clock)
+    ledger.append([_receipt("a")], expected_last_seq=1, clock=clock)
+    ledger.append([_receipt("b")], expected_last_seq=2, clock=clock)
+    original = backend.lines(store, SESSION)
+    backend.damage_line(store, SESSION, 3, original[2].replace(b'"b"', b'"z"'))
+    ledger.close()
+    report = ledger.verify()
+    assert not report.ok and {p.code for p in report.problems} >= {"head_anchor"}
+    damaged = backend.lines(store, SESSION)
+    with pytest.raises(IntegrityError):
+        ledger.append([_receipt("c")], expected_last_seq=3, clock=clock)
+    assert backend.lines(store, SESSION) == damaged  # never laundered
+
+
+def test_the_explicit_repair_cuts_at_a_seq_and_reanchors(
+    store: SessionStore, backend: Backend
+) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    ledger = store.ledger(SESSION)
+    clock = FixedClock()
+    ledger.append([_created()], expected_last_seq=0, clock=clock)
+    ledger.append([_receipt("a")], expected_last_seq=1, clock=clock)
+    ledger.append([_receipt("b")], expected_last_seq=2, clock=clock)
+    done = ledger.repair(cut_seq=3)
+    assert done.last_seq == 2 and done.moved.count(b"\n") == 1 and done.missing == (3, 3)
+    assert ledger.verify().ok
+    assert ledger.append([_receipt("c")], expected_last_seq=2, clock=clock).events[0].seq == 3
+
+
+def test_an_empty_ledger_never_verifies(store: SessionStore) -> None:
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    report = store.ledger(SESSION).verify()
+    assert not report.ok and report.events == 0
+
+
+def test_a_ledger_moves_between_stores_byte_for_byte(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    kernel = _kernel(store, tmp_path)
+    session = admitted_session(kernel)
+    kernel.apply_outcome(session, "disambiguation", receipt_outcome("a"), actor="agent")
+    lines = backend.lines(store, session)
+    target = FileSystemStore(tmp_path / "moved" / "sessions", tmp_path / "moved" / "cache")
+    target.create_session(session, store.workflow_bytes(session))
+    path = target.sessions_dir / session / "ledger.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    tail = target.ledger(session).tail()
+    record = b'{"seq": %d, "head": "%s"}' % (tail.last_seq, tail.head.encode())
+    path.with_name("ledger.head").write_bytes(record.ljust(127) + b"\n")
+    moved = _kernel(target, tmp_path / "moved")
+    assert moved.verify(session).ok
+    assert moved.load(session).state == kernel.load(session).state

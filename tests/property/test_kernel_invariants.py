@@ -44,10 +44,12 @@ from hypothesis.stateful import (
 )
 
 from kernel import events as ev
+from kernel.clock import FixedClock, SeededIds
 from kernel.errors import IntegrityError, InternalError, ThtError
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import line_hash
 from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
+from kernel.store.memory import MemoryStore
 from kernel.workflow import WorkflowSpec
 from kernel.workflow_kernel import Applied, WorkflowKernel
 from tests.property.invariants import (
@@ -95,13 +97,48 @@ class Tracked:
 
 
 class KernelMachine(RuleBasedStateMachine):
+    """The kernel over the filesystem store (``backend = "fs"``); the subclass below runs the
+    same machine over the in-memory store (ARCHITECTURE §3.5: one contract, every backend)."""
+
+    backend = "fs"
+
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="tht-prop-"))
         self.kernels = 1
-        self.kernel = make_kernel(self.root, seed=self.kernels, workflow_cache=_WORKFLOW_CACHE)
+        self.memory = MemoryStore()
+        self.kernel = self._make_kernel(FixedClock())
         self.sessions: list[Tracked] = []
         self.saved_cache: bytes | None = None
+
+    def _make_kernel(self, clock: FixedClock) -> WorkflowKernel:
+        if self.backend == "memory":
+            return WorkflowKernel(
+                self.memory,
+                clock=clock,
+                ids=SeededIds(self.kernels),
+                workflow_cache=_WORKFLOW_CACHE,
+            )
+        return make_kernel(
+            self.root, seed=self.kernels, clock=clock, workflow_cache=_WORKFLOW_CACHE
+        )
+
+    def _snapshot(self, session: str) -> object:
+        """Everything the store holds for a session (to prove a rejection changed nothing)."""
+        if self.backend == "memory":
+            found = self.memory._sessions[session]
+            return (
+                tuple(found.ledger.lines),
+                found.ledger.anchor,
+                dict(found.objects),
+                dict(found.artifacts),
+            )
+        return snapshot(self._folder(session))
+
+    def _lines(self, session: str) -> list[bytes]:
+        if self.backend == "memory":
+            return list(self.memory.ledger(session).lines)
+        return self.kernel.store.ledger(session).read_bytes().split(b"\n")[:-1]  # type: ignore[attr-defined]
 
     def teardown(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -123,7 +160,7 @@ class KernelMachine(RuleBasedStateMachine):
         seqs = [e.seq for e in applied.events]
         assert seqs == list(range(previous_last + 1, previous_last + 1 + len(seqs)))
         if applied.events:
-            lines = self.kernel.store.ledger(tracked.session).read_bytes().split(b"\n")
+            lines = self._lines(tracked.session)
             assert line_hash(lines[applied.events[-1].seq - 1]) == applied.head
             if tracked.torn is not None:
                 quarantine = self._folder(tracked.session) / "ledger.quarantine.jsonl"
@@ -137,14 +174,13 @@ class KernelMachine(RuleBasedStateMachine):
     def _attempt(self, name: str, operation: Callable[[], Applied]) -> Applied | None:
         """Run one kernel operation; a rejection must leave the session's files untouched."""
         tracked = self.t
-        folder = self._folder(tracked.session)
-        before = snapshot(folder)
+        before = self._snapshot(tracked.session)
         previous = self._state()
         try:
             applied = operation()
         except ThtError as err:
             assert not isinstance(err, (InternalError, IntegrityError)), err
-            assert snapshot(folder) == before, f"rejected {name} changed the session's files"
+            assert self._snapshot(tracked.session) == before, f"rejected {name} changed the session"
             note(f"{name} rejected: {type(err).__name__}: {err.message}")
             return None
         assert previous.lifecycle != "finalized", f"a finalized session accepted {name}"
@@ -339,17 +375,16 @@ class KernelMachine(RuleBasedStateMachine):
     @rule()
     def derive(self) -> None:
         source = self.t
-        folder = self._folder(source.session)
-        before = snapshot(folder)
+        before = self._snapshot(source.session)
         try:
             derived = self.kernel.derive(source.session, actor="human:ana", reason="correct it")
         except ThtError as err:
             assert not isinstance(err, (InternalError, IntegrityError)), err
             assert source.last is not None and source.last.lifecycle != "finalized"
-            assert snapshot(folder) == before
+            assert self._snapshot(source.session) == before
             return
         assert source.last is not None and source.last.lifecycle == "finalized"
-        assert snapshot(folder) == before, "deriving changed the finalized session"
+        assert self._snapshot(source.session) == before, "deriving changed the finalized session"
         assert derived.state.derived_from == source.session
         tracked = Tracked(session=derived.session, prefix=empty_state(WORKFLOW))
         self.sessions.append(tracked)
@@ -360,8 +395,7 @@ class KernelMachine(RuleBasedStateMachine):
     def poke_finalized(self, data: st.DataObject) -> None:
         """Every operation on a finalized session is refused and changes nothing."""
         tracked = data.draw(st.sampled_from([t for t in self.sessions if t.finalized_at]))
-        folder = self._folder(tracked.session)
-        before = snapshot(folder)
+        before = self._snapshot(tracked.session)
         session = tracked.session
         operations: list[Callable[[], object]] = [
             lambda: self.kernel.pause(session, actor="human:ana"),
@@ -385,20 +419,15 @@ class KernelMachine(RuleBasedStateMachine):
             assert not isinstance(err, (InternalError, IntegrityError)), err
         else:
             raise AssertionError("a finalized session accepted an operation")
-        assert snapshot(folder) == before
+        assert self._snapshot(session) == before
 
     @rule()
     def new_kernel(self) -> None:
-        """A new process: nothing in memory, only the files."""
+        """A new process: nothing in memory, only the store."""
         self.kernels += 1
-        self.kernel = make_kernel(
-            self.root,
-            seed=self.kernels,
-            clock=self.kernel.clock,  # type: ignore[arg-type]
-            workflow_cache=_WORKFLOW_CACHE,
-        )
+        self.kernel = self._make_kernel(self.kernel.clock)  # type: ignore[arg-type]
 
-    @precondition(lambda self: self.t.torn is None)
+    @precondition(lambda self: self.backend == "fs" and self.sessions and self.t.torn is None)
     @rule(data=st.data())
     def tear_tail(self, data: st.DataObject) -> None:
         """A crash mid-write left a partial final line: nothing appends to it (no laundering,
@@ -423,6 +452,20 @@ class KernelMachine(RuleBasedStateMachine):
     @rule(how=st.sampled_from(["delete", "garble", "truncate", "save", "restore"]))
     def tinker_with_cache(self, how: str) -> None:
         """The status cache is an optimisation: any cache state must give the same fold."""
+        if self.backend == "memory":
+            caches = self.memory._caches
+            session = self.t.session
+            if how == "save":
+                self.saved_cache = caches.get(session)
+            elif how == "restore":
+                if self.saved_cache is not None:
+                    caches[session] = self.saved_cache
+            elif how == "delete":
+                caches.pop(session, None)
+            elif session in caches:
+                data = caches[session]
+                caches[session] = data[: len(data) // 2] if how == "truncate" else b"\x93garbage"
+            return
         path = self.root / ".tht" / "cache" / "status" / f"{self.t.session}.msgpack"
         if how == "save":
             self.saved_cache = path.read_bytes() if path.exists() else None
@@ -463,7 +506,7 @@ class KernelMachine(RuleBasedStateMachine):
             tracked.prefix = fold_from(workflow, tracked.prefix, [event])
         tracked.checked = len(events)
         full = fold(workflow, events)
-        complete = ledger.read_bytes()[: read.size]
+        complete = b"".join(line + b"\n" for line in self._lines(tracked.session)[: len(events)])
         assert fold(workflow, ev.decode_lines(complete)) == full, "fold is not deterministic"
         assert tracked.prefix == full, "event-by-event fold differs from the full fold"
         for k in {0, 1, len(events) // 2, max(0, len(events) - 1)}:
@@ -503,3 +546,11 @@ KernelMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestKernelInvariants = KernelMachine.TestCase
+
+
+class MemoryKernelMachine(KernelMachine):
+    backend = "memory"
+
+
+MemoryKernelMachine.TestCase.settings = KernelMachine.TestCase.settings
+TestKernelInvariantsMemory = MemoryKernelMachine.TestCase
