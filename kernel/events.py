@@ -164,6 +164,10 @@ class SessionFinalizedPayload(Payload, frozen=True, kw_only=True):
     artifacts: tuple[str, ...] = ()
 
 
+class SessionAbandonedPayload(Payload, frozen=True, kw_only=True):
+    reason: str
+
+
 class SessionDerivedPayload(Payload, frozen=True, kw_only=True):
     from_session: str
     from_head: str
@@ -383,6 +387,10 @@ class SessionFinalized(Event, tag="session_finalized", frozen=True, kw_only=True
     payload: SessionFinalizedPayload
 
 
+class SessionAbandoned(Event, tag="session_abandoned", frozen=True, kw_only=True):
+    payload: SessionAbandonedPayload
+
+
 class SessionDerived(Event, tag="session_derived", frozen=True, kw_only=True):
     payload: SessionDerivedPayload
 
@@ -550,6 +558,9 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(SessionPaused, _K, "kernel", "The session was paused (stop and save)."),
         _info(SessionResumed, _K, "kernel", "A paused session was resumed."),
         _info(SessionFinalized, _K, "kernel", "The session was finalized; it is now immutable."),
+        _info(
+            SessionAbandoned, _K, "kernel", "A human abandoned the session; it is now immutable."
+        ),
         _info(SessionDerived, _K, "kernel", "This session derives from a finalized one."),
         _info(ContributionFailed, _K, "kernel", "A contribution to an extension point failed."),
         _info(LedgerRepaired, _K, "kernel", "A human repaired the ledger (quarantine, re-anchor)."),
@@ -654,6 +665,7 @@ AnyEvent = (
     | SessionPaused
     | SessionResumed
     | SessionFinalized
+    | SessionAbandoned
     | SessionDerived
     | ContributionFailed
     | LedgerRepaired

@@ -39,7 +39,7 @@ StageStateName = Literal[
     "pending", "ready", "running", "awaiting_human", "completed", "skipped", "failed"
 ]
 Activity = Literal["none", "running", "completed", "skipped", "failed"]
-Lifecycle = Literal["active", "paused", "finalized"]
+Lifecycle = Literal["active", "paused", "finalized", "abandoned"]
 ReviewKind = Literal["select", "decide", "confirm", "revision"]
 RecordStatus = Literal["effective", "retracted", "stale"]
 ArtifactStatus = Literal["effective", "superseded", "stale"]
@@ -243,6 +243,7 @@ class _Builder:
             ev.SessionPaused: self._session_paused,
             ev.SessionResumed: self._session_resumed,
             ev.SessionFinalized: self._session_finalized,
+            ev.SessionAbandoned: self._session_abandoned,
             ev.SessionDerived: self._session_derived,
             ev.LedgerRepaired: self._ignore,
         }
@@ -451,6 +452,9 @@ class _Builder:
 
     def _session_resumed(self, event: ev.Event) -> None:
         self.lifecycle = "active"
+
+    def _session_abandoned(self, event: ev.Event) -> None:
+        self.lifecycle = "abandoned"
 
     def _session_finalized(self, event: ev.Event) -> None:
         self.lifecycle = "finalized"

@@ -149,7 +149,17 @@ def validate_proposed_event(
     """The event type must be registered and allowed in the step; the payload must match."""
     info = ev.EVENT_TYPES.get(proposed.type)
     if info is None:
-        raise UsageError(f"unknown event type {proposed.type!r}")
+        import difflib
+
+        # the stage's own emits first (the likeliest intent), then every registered type
+        close = difflib.get_close_matches(
+            proposed.type, [*step.emits, *workflow.receipts], n=2, cutoff=0.75
+        ) or difflib.get_close_matches(proposed.type, sorted(ev.EVENT_TYPES), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        allowed = ", ".join(step.emits) or "none"
+        raise UsageError(
+            f"unknown event type {proposed.type!r}{hint} (stage {step.id} emits: {allowed})"
+        )
     if info.category in ("kernel", "registry"):
         raise PolicyError(
             f"{proposed.type!r} is a {info.category} event; modules cannot propose it"
@@ -196,38 +206,85 @@ def plan_outcome(
     actor: str,
 ) -> list[ev.EventDraft]:
     """Validate ``outcome`` for ``stage`` and return the drafts to append (pure)."""
+    _check_proposer(actor)
+    step, view = _require_open_step(workflow, state, stage)
+    _check_preflight_owner(step, stage, actor)
+    invocation = _check_invocation(step, view, stage, outcome)
+    _check_shape(outcome)
+    payloads = [validate_proposed_event(step, workflow, e) for e in outcome.events]
+    _check_completion(step, stage, outcome)
+    written = _check_artifacts(step, stage, outcome.artifacts)
+    if outcome.review is not None:
+        _check_review(workflow, step, state, outcome.review, written)
+    if outcome.revision is not None:
+        _check_revision_target(workflow, state, stage, outcome.revision.target)
+
+    out = _Drafts(actor=actor, stage=stage, invocation=invocation)
+    if view.activity in ("none", "failed"):
+        out.add("stage_started", ev.Empty(), actor="kernel", attempt=view.attempt + 1)
+    for change in outcome.artifacts:
+        out.add(
+            "artifact_written",
+            ev.ArtifactWrittenPayload(
+                name=change.name, sha256=change.sha256, size=len(change.content)
+            ),
+            actor="kernel",
+            subject=change.name,
+        )
+    for proposed, payload in zip(outcome.events, payloads, strict=True):
+        out.add(proposed.type, payload, subject=proposed.subject)
+    _add_status_draft(out, step, outcome)
+    return out.drafts
+
+
+def _check_proposer(actor: str) -> None:
     if actor != "agent" and not _MODULE_ACTOR.match(actor):
         # A human decides by answering reviews (signed, in signed mode), never by submitting a
         # module's outcome; the replay rejects such lines too (kernel/replay.py).
         raise PolicyError(
             f"{actor} cannot submit a module outcome: outcomes come from the agent or a module"
         )
-    step, view = _require_open_step(workflow, state, stage)
+
+
+def _check_preflight_owner(step: StepSpec, stage: str, actor: str) -> None:
     if step.kind == "preflight" and actor != f"module:{step.owner}":
         # Question Admission is the owner module's decision: nobody else can admit a question it
         # refused (or refuse one it admitted) by proposing an outcome for the preflight.
         raise PolicyError(f"{stage} is decided by module:{step.owner} only, not by {actor}")
-    expected_invocation = invocation_id(step, view)
-    if outcome.invocation is not None and outcome.invocation != expected_invocation:
+
+
+def _check_invocation(step: StepSpec, view: StageView, stage: str, outcome: ModuleOutcome) -> str:
+    """The current invocation of the stage; an outcome naming another one is stale."""
+    expected = invocation_id(step, view)
+    if outcome.invocation is not None and outcome.invocation != expected:
         raise PolicyError(
             f"invocation {outcome.invocation!r} is not the current invocation of {stage} "
-            f"({expected_invocation!r})"
+            f"({expected!r})"
         )
-    _check_shape(outcome)
-    payloads = [validate_proposed_event(step, workflow, e) for e in outcome.events]
-    decisions = [e for e in outcome.events if e.type in ev.DECISION_TYPES]
-    if outcome.status in ("applied", "completed") and decisions and step.completion != "automatic":
+    return expected
+
+
+def _check_completion(step: StepSpec, stage: str, outcome: ModuleOutcome) -> None:
+    """Without review, only an ``automatic`` stage takes decisions or completes."""
+    if step.completion == "automatic":
+        return
+    decisions = any(e.type in ev.DECISION_TYPES for e in outcome.events)
+    if outcome.status in ("applied", "completed") and decisions:
         raise PolicyError(
             f"stage {stage} is review_required: decisions must be chosen by a human "
             "(propose a select, decide or confirm review)"
         )
-    if outcome.status == "completed" and step.completion != "automatic":
+    if outcome.status == "completed":
         raise PolicyError(
             f"stage {stage} is review_required: it completes only when a human approves "
             "a confirm review (propose a confirm)"
         )
-    names = set()
-    for change in outcome.artifacts:
+
+
+def _check_artifacts(step: StepSpec, stage: str, artifacts: tuple[ArtifactChange, ...]) -> set[str]:
+    """Each artifact has a valid, declared name, written once; returns the names."""
+    names: set[str] = set()
+    for change in artifacts:
         check_artifact_name(change.name)
         if not step.allows_artifact(change.name):
             allowed = ", ".join(step.artifacts) or "none"
@@ -237,82 +294,66 @@ def plan_outcome(
         if change.name in names:
             raise UsageError(f"artifact {change.name!r} is written twice in one outcome")
         names.add(change.name)
-    if outcome.review is not None:
-        _check_review(workflow, step, state, outcome.review, names)
+    return names
 
-    def draft(kind: str, payload: ev.Payload, **envelope: object) -> ev.EventDraft:
+
+class _Drafts:
+    """The drafts of one invocation, in order; each carries its stage and invocation."""
+
+    __slots__ = ("actor", "drafts", "invocation", "stage")
+
+    def __init__(self, *, actor: str, stage: str, invocation: str) -> None:
+        self.actor = actor
+        self.stage = stage
+        self.invocation = invocation
+        self.drafts: list[ev.EventDraft] = []
+
+    def add(self, kind: str, payload: ev.Payload, **envelope: object) -> None:
         fields: dict[str, object] = {
             "type": kind,
-            "actor": actor,
+            "actor": self.actor,
             "payload": payload,
-            "stage": stage,
-            "invocation": expected_invocation,
+            "stage": self.stage,
+            "invocation": self.invocation,
             "attempt": None,
         }
         fields.update(envelope)
-        return ev.EventDraft(**fields)  # type: ignore[arg-type]
+        self.drafts.append(ev.EventDraft(**fields))  # type: ignore[arg-type]
 
-    drafts: list[ev.EventDraft] = []
-    if view.activity in ("none", "failed"):
-        drafts.append(draft("stage_started", ev.Empty(), actor="kernel", attempt=view.attempt + 1))
-    for change in outcome.artifacts:
-        drafts.append(
-            draft(
-                "artifact_written",
-                ev.ArtifactWrittenPayload(
-                    name=change.name, sha256=change.sha256, size=len(change.content)
-                ),
-                actor="kernel",
-                subject=change.name,
-            )
-        )
-    for proposed, payload in zip(outcome.events, payloads, strict=True):
-        drafts.append(draft(proposed.type, payload, subject=proposed.subject))
+
+def _add_status_draft(out: _Drafts, step: StepSpec, outcome: ModuleOutcome) -> None:
+    """The event that says what the outcome is (none for ``applied``)."""
     if outcome.status == "completed":
-        drafts.append(
-            draft("stage_completed", ev.StageCompletedPayload(via="auto"), actor="kernel")
-        )
+        out.add("stage_completed", ev.StageCompletedPayload(via="auto"), actor="kernel")
     elif outcome.status == "awaiting_review":
         review = outcome.review
         assert review is not None
-        drafts.append(
-            draft(
-                "review_requested",
-                ev.ReviewRequestedPayload(
-                    kind=review.kind,
-                    prompt=review.prompt,
-                    options=review.options,
-                    artifacts=review.artifacts,
-                ),
-            )
+        out.add(
+            "review_requested",
+            ev.ReviewRequestedPayload(
+                kind=review.kind,
+                prompt=review.prompt,
+                options=review.options,
+                artifacts=review.artifacts,
+            ),
         )
     elif outcome.status == "revision_requested":
         revision = outcome.revision
         assert revision is not None
-        _check_revision_target(workflow, state, stage, revision.target)
-        drafts.append(
-            draft(
-                "revision_requested",
-                ev.RevisionRequestedPayload(target=revision.target, reason=revision.reason),
-            )
+        out.add(
+            "revision_requested",
+            ev.RevisionRequestedPayload(target=revision.target, reason=revision.reason),
         )
     elif outcome.status == "failed":
         failure = outcome.failure
         assert failure is not None
         if step.kind == "contribution":
-            drafts.append(
-                draft(
-                    "contribution_failed",
-                    ev.ContributionFailedPayload(
-                        code=failure.code, message=failure.message, policy=step.policy
-                    ),
-                )
+            payload: ev.Payload = ev.ContributionFailedPayload(
+                code=failure.code, message=failure.message, policy=step.policy
             )
+            out.add("contribution_failed", payload)
         else:
-            drafts.append(
-                draft("stage_failed", ev.FailurePayload(code=failure.code, message=failure.message))
-            )
-    return drafts
+            out.add("stage_failed", ev.FailurePayload(code=failure.code, message=failure.message))
 
 
 def _check_shape(outcome: ModuleOutcome) -> None:

@@ -190,7 +190,9 @@ class Replay:
             return
         if b.lifecycle == "finalized":
             raise _Violation("after_finalize", f"{kind} after session_finalized")
-        if b.lifecycle == "paused" and kind not in ("session_resumed",):
+        if b.lifecycle == "abandoned":
+            raise _Violation("after_abandon", f"{kind} after session_abandoned")
+        if b.lifecycle == "paused" and kind not in ("session_resumed", "session_abandoned"):
             raise _Violation("while_paused", f"{kind} while the session is paused")
         handler = _RULES.get(kind)
         if handler is not None:
@@ -522,6 +524,14 @@ class Replay:
         if b.lifecycle != "paused":
             raise _Violation("lifecycle", f"resume while {b.lifecycle}")
 
+    def _abandoned(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        """``tht session abandon``: one human event of its own, session-level, from an active
+        or paused session (finalized and abandoned ones are refused before this rule)."""
+        self._single_human(event, first)
+        _session_level(event)
+        if b.lifecycle not in ("active", "paused"):  # pragma: no cover - refused above
+            raise _Violation("lifecycle", f"abandon while {b.lifecycle}")
+
     def _finalized(self, b: _Builder, event: ev.Event, first: bool) -> None:
         _require_human(event)
         previous = self._previous
@@ -589,4 +599,5 @@ _RULES: dict[str, _Rule] = {
     "session_paused": Replay._paused,
     "session_resumed": Replay._resumed,
     "session_finalized": Replay._finalized,
+    "session_abandoned": Replay._abandoned,
 }

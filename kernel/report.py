@@ -1,12 +1,20 @@
 """``report.md``: the deterministic session document written at finalization.
 
-A pure function of the workflow and the folded state (plus the ledger head it was rendered at):
-the same session always renders the same bytes, so the report's SHA-256 in the ledger is stable.
+A pure function of the workflow, the folded state, the ledger head it was rendered at and the
+content of the SQL artifacts it quotes (:func:`report_sources` names them; the kernel reads them,
+verified, before rendering): the same session always renders the same bytes, so the report's
+SHA-256 in the ledger is stable.
+
+The report is rendered *before* finalization's own two events (its ``artifact_written`` and
+``session_finalized``) are appended, so the event count it states includes them: it is the
+count ``tht ledger verify`` reports for the finalized session.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -14,27 +22,71 @@ import msgspec
 from kernel.fold import SessionState
 from kernel.workflow import WorkflowSpec
 
-__all__ = ["render_report"]
+__all__ = ["FINALIZATION_EVENTS", "render_report", "report_sources"]
+
+#: the events finalization appends after rendering: report.md's artifact_written, session_finalized
+FINALIZATION_EVENTS = 2
+_FINAL_SQL = "sql_final.sql"
 
 
-def _payload(record_event: Any) -> str:
+def _is_cte(name: str) -> bool:
+    return name.startswith("cte/") and name.endswith(".sql")
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    """``cte/2.sql`` before ``cte/10.sql``."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def report_sources(state: SessionState) -> tuple[str, ...]:
+    """The effective artifacts whose content the report quotes: the CTEs, then the final SQL."""
+    names = {a.name for a in state.artifacts if a.status == "effective"}
+    ctes = sorted((n for n in names if _is_cte(n)), key=_natural)
+    return (*ctes, *([_FINAL_SQL] if _FINAL_SQL in names else []))
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str):
+        return value.replace("\n", " ").strip()
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return ", ".join(str(v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _payload_lines(record_event: Any) -> list[str]:
+    """The payload's fields as a nested Markdown list, in their declared order."""
     builtins = msgspec.to_builtins(record_event.payload)
     compact = {k: v for k, v in builtins.items() if v not in (None, "", [], {})}
-    return json.dumps(compact, ensure_ascii=False, sort_keys=True)
+    return [f"  - {key.replace('_', ' ')}: {_value(value)}" for key, value in compact.items()]
+
+
+def _fenced(content: bytes) -> list[str]:
+    text = content.decode("utf-8", errors="replace").rstrip("\n")
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}sql", text, fence]
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_report(workflow: WorkflowSpec, state: SessionState, head: str) -> bytes:
+def render_report(
+    workflow: WorkflowSpec,
+    state: SessionState,
+    head: str,
+    sources: Mapping[str, bytes] | None = None,
+) -> bytes:
+    """``sources``: the content of each artifact :func:`report_sources` names."""
+    total = state.last_seq + FINALIZATION_EVENTS
     lines: list[str] = [
         f"# Session {state.session}",
         "",
         f"**Question.** {state.question}",
         "",
         f"- Workflow: `{workflow.name}` v{workflow.version} (`{workflow.sha256[:12]}`)",
-        f"- Ledger: {state.last_seq} events, head `{head}`",
+        f"- Ledger: {total} events, this report's `artifact_written` and `session_finalized` "
+        f"included (rendered after seq {state.last_seq}, head `{head}`)",
     ]
     if state.derived_from:
         lines.append(f"- Derived from session `{state.derived_from}`")
@@ -57,7 +109,8 @@ def render_report(workflow: WorkflowSpec, state: SessionState, head: str) -> byt
         lines += [f"### {title}", ""]
         for record in records:
             subject = f" `{record.subject}`" if record.subject else ""
-            lines.append(f"- [{record.seq}] {record.type}{subject}: {_payload(record.event)}")
+            lines.append(f"- [{record.seq}] {record.type}{subject}")
+            lines += _payload_lines(record.event)
         lines.append("")
     withdrawn = [d for d in state.decisions if d.status != "effective"]
     if withdrawn:
@@ -71,6 +124,12 @@ def render_report(workflow: WorkflowSpec, state: SessionState, head: str) -> byt
         lines.append("No artifacts.")
     for artifact in sorted(artifacts, key=lambda a: a.name):
         lines.append(f"- `{artifact.name}` ({artifact.size} bytes, sha256 `{artifact.sha256}`)")
+    quoted = [(name, (sources or {}).get(name)) for name in report_sources(state)]
+    if quoted:
+        lines += ["", "## SQL"]
+    for name, content in quoted:
+        lines += ["", f"### `{name}`", ""]
+        lines += _fenced(content) if content is not None else ["(content not available)"]
     if state.warnings:
         lines += ["", "## Warnings", ""]
         for warning in state.warnings:

@@ -10,6 +10,7 @@ concurrent pauses never both succeed.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
@@ -18,7 +19,11 @@ from kernel.outcomes import invocation_id
 from kernel.workflow import WorkflowSpec, compiled_sha256
 
 __all__ = [
+    "MAX_QUESTION_CHARS",
     "check_human",
+    "check_question",
+    "immutable_refusal",
+    "plan_abandon",
     "plan_answer",
     "plan_create",
     "plan_finalize",
@@ -30,7 +35,29 @@ __all__ = [
 ]
 
 _HUMAN = re.compile(r"^human:[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
-_MAX_QUESTION = 10_000
+#: The one limit on a question's length, in characters of its NFC form without surrounding
+#: whitespace: ``session new`` refuses a longer one before anything is written (exit 2), and
+#: Question Admission (modules/disambiguation) measures it the same way.
+MAX_QUESTION_CHARS = 4000
+
+
+def question_length(question: str) -> int:
+    """The length the limit applies to (what Question Admission reads)."""
+    return len(unicodedata.normalize("NFC", question).strip())
+
+
+def check_question(question: str) -> str:
+    """The question a session is created for, or the usage error (exit 2) that a command must
+    raise before it writes anything."""
+    text = question.strip()
+    if not text:
+        raise UsageError("the question is empty")
+    if question_length(text) > MAX_QUESTION_CHARS:
+        raise UsageError(
+            f"the question is {question_length(text)} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS}"
+        )
+    return text
 
 
 def check_human(actor: str | None) -> str:
@@ -44,14 +71,22 @@ def check_human(actor: str | None) -> str:
     return actor
 
 
+def immutable_refusal(state: SessionState) -> PolicyError | None:
+    """The refusal (exit 5) of any append to a finalized or abandoned session, else None."""
+    if state.lifecycle in ("finalized", "abandoned"):
+        return PolicyError(
+            f"session {state.session} is {state.lifecycle} and accepts nothing; "
+            "use `tht session derive` to start again from its question"
+        )
+    return None
+
+
 def _check_active(state: SessionState) -> None:
     if not state.session:
         raise NotFoundError("the session has no events")
-    if state.lifecycle == "finalized":
-        raise PolicyError(
-            f"session {state.session} is finalized and accepts nothing; "
-            "use `tht session derive` to correct it"
-        )
+    refusal = immutable_refusal(state)
+    if refusal is not None:
+        raise refusal
     if state.lifecycle == "paused":
         raise PolicyError(f"session {state.session} is paused; resume it first")
 
@@ -73,11 +108,7 @@ def plan_create(
     reason: str = "",
     signed: bool = False,
 ) -> list[ev.EventDraft]:
-    text = question.strip()
-    if not text:
-        raise UsageError("the question is empty")
-    if len(text) > _MAX_QUESTION:
-        raise UsageError(f"the question is longer than {_MAX_QUESTION} characters")
+    text = check_question(question)
     drafts = [
         ev.EventDraft(
             type="session_created",
@@ -312,6 +343,26 @@ def plan_resume(state: SessionState, *, actor: str, reason: str = "") -> list[ev
     return [
         ev.EventDraft(
             type="session_resumed", actor=actor, payload=ev.OptionalReasonPayload(reason=reason)
+        )
+    ]
+
+
+def plan_abandon(state: SessionState, *, actor: str, reason: str | None) -> list[ev.EventDraft]:
+    """Abandon: the explicit end of a session that will not finalize (refused at admission,
+    blocked, or no longer wanted). Like finalization it makes the session immutable; unlike it,
+    it needs no finished workflow, only a human and a reason."""
+    check_human(actor)
+    text = _check_reason(reason)
+    if not state.session:
+        raise NotFoundError("the session has no events")
+    refusal = immutable_refusal(state)
+    if refusal is not None:
+        raise refusal
+    return [
+        ev.EventDraft(
+            type="session_abandoned",
+            actor=actor,
+            payload=ev.SessionAbandonedPayload(reason=text),
         )
     ]
 

@@ -11,16 +11,17 @@ order is explicit; the workflow is not a general DAG.
 """
 
 import hashlib
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
+from kernel.atomic import atomic_write
 from kernel.config_errors import parse_yaml_mapping, usage_error_from_validation
 from kernel.errors import NotFoundError, UsageError
 from kernel.events import EVENT_TYPES, HUMAN_DECISION_TYPES
+from kernel.log import get_logger
 
 __all__ = [
     "StepSpec",
@@ -105,6 +106,7 @@ def default_workflow_path() -> Path:
     return packaged if packaged.is_file() else here.parent / "workflow.yaml"
 
 
+logger = get_logger(__name__)
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(WorkflowSpec)
 
@@ -147,12 +149,9 @@ def load_workflow_bytes(
     spec = parse_workflow_bytes(raw, source, digest)
     if cached is not None:
         try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(cached.name + f".{os.getpid()}.{digest[:8]}.tmp")
-            tmp.write_bytes(_ENCODER.encode(spec))
-            tmp.replace(cached)
-        except OSError:
-            pass  # a cache is an optimisation only
+            atomic_write(cached, _ENCODER.encode(spec), durable=False)
+        except OSError as err:  # a cache is an optimisation only
+            logger.debug("compiled workflow %s not cached: %s", digest[:12], err)
     return spec
 
 

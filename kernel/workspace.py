@@ -13,10 +13,12 @@ The settings model is pydantic (imported lazily) so a bad file is reported with 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kernel.atomic import atomic_write
 from kernel.config_errors import load_yaml_mapping, usage_error_from_validation
 from kernel.errors import NotFoundError, UsageError
 
@@ -24,14 +26,32 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
+    "STORE_KINDS",
     "WORKSPACE_FILE",
     "Workspace",
+    "check_store",
     "init_workspace",
     "load_settings",
     "open_workspace",
 ]
 
 WORKSPACE_FILE = "workspace.yaml"
+
+#: the session stores this version implements (``store: {kind: …}`` in workspace.yaml)
+STORE_KINDS = ("fs",)
+
+
+def store_kind_problem(kind: object) -> str | None:
+    """Why ``store.kind`` cannot be used, or None: one message for the settings model and the
+    cheap check every command that opens the store makes (:func:`check_store`)."""
+    if kind in STORE_KINDS:
+        return None
+    if kind == "postgres":
+        return (
+            "the PostgreSQL store is not available in this version; remove `store:` or use kind: fs"
+        )
+    return f"unknown store kind {kind!r}; the one available is fs (remove `store:` or use kind: fs)"
+
 
 _TEMPLATE = """\
 # tht workspace settings (ARCHITECTURE §3.5). Edit freely; `tht` validates it on every use.
@@ -69,7 +89,7 @@ human_decisions: unsigned
 
 def _models() -> type[BaseModel]:
     """Build the pydantic models on first use (pydantic is not imported on hot paths)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
 
     class _Strict(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)
@@ -95,8 +115,16 @@ def _models() -> type[BaseModel]:
         collection: str | None = None
 
     class StoreSettings(_Strict):
-        kind: Literal["fs", "postgres"] = "fs"
+        kind: str = "fs"
         dsn_env: str | None = None
+
+        @field_validator("kind")
+        @classmethod
+        def _available(cls, kind: str) -> str:
+            problem = store_kind_problem(kind)
+            if problem is not None:
+                raise ValueError(problem)
+            return kind
 
     class AfterFinalizeCommand(_Strict):
         """An after-finalize hook: a command run with the session summary JSON on stdin."""
@@ -130,6 +158,63 @@ def load_settings(path: Path) -> Any:
         return _models().model_validate(data)
     except ValidationError as err:
         raise usage_error_from_validation(path, err.errors()) from err
+
+
+_STORE_KEY = re.compile(r"(?m)^store[ \t]*:[ \t]*(?P<rest>[^\n]*)$")
+_FLOW_KIND = re.compile(r"""^\{[^}#]*?\bkind[ \t]*:[ \t]*['"]?(?P<kind>[^,}'"\s]+)['"]?[^}#]*\}""")
+_BLOCK_KIND = re.compile(r"""^[ \t]+kind[ \t]*:[ \t]*['"]?(?P<kind>[^'"\s#]+)['"]?[ \t]*(#.*)?$""")
+_UNCLEAR = object()
+
+
+def _store_kind(text: str) -> object:
+    """``store.kind`` read from the text without YAML or pydantic: None without a top-level
+    ``store:`` key, the kind (``fs`` when the mapping names none), or ``_UNCLEAR`` when the
+    text is not one of the two plain shapes (then the settings are validated in full)."""
+    found = _STORE_KEY.search(text)
+    if found is None:
+        return None
+    rest = found.group("rest").split(" #")[0].strip()
+    if rest.startswith("{"):
+        flow = _FLOW_KIND.match(rest)
+        if flow is not None:
+            return flow.group("kind")
+        return "fs" if re.fullmatch(r"\{[^:}]*\}", rest) else _UNCLEAR
+    if rest and not rest.startswith("#"):
+        return _UNCLEAR
+    kind: object = "fs"
+    for line in text[found.end() :].split("\n")[1:]:
+        if line.strip() and not line[:1].isspace():
+            break  # the next top-level key
+        block = _BLOCK_KIND.match(line)
+        if block is not None:
+            kind = block.group("kind")
+        elif re.match(r"^[ \t]+kind[ \t]*:", line):
+            return _UNCLEAR
+    return kind
+
+
+def check_store(workspace: Workspace) -> None:
+    """Every command that opens the session store checks ``store.kind`` first (exit 2, nothing
+    written): a text test on the hot path, as ``human_decisions`` is read (no pydantic for
+    ``tht session status``); a ``store:`` in an unusual shape gets the full validation."""
+    try:
+        text = workspace.settings_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        workspace.settings()  # reports the file's own problem
+        return
+    kind = _store_kind(text)
+    if kind is _UNCLEAR:
+        workspace.settings()
+        return
+    if kind is None:
+        return
+    problem = store_kind_problem(kind)
+    if problem is not None:
+        path = workspace.settings_file
+        raise UsageError(
+            f"{path}: store.kind: {problem}",
+            details={"file": str(path), "problems": [f"store.kind: {problem}"]},
+        )
 
 
 @dataclass(frozen=True)
@@ -190,23 +275,87 @@ def open_workspace(root: Path) -> Workspace:
 
 
 def init_workspace(root: Path, *, name: str | None = None) -> tuple[Workspace, bool]:
-    """Create the layout; idempotent. Returns the workspace and whether anything was created."""
+    """Create the layout; idempotent. Returns the workspace and whether anything was created.
+
+    Every OS error a user can cause (a file where a folder belongs, permission denied, a
+    read-only or virtual file system such as ``/proc``) is a ``UsageError`` naming the path, and
+    whatever this call had created is removed again: nothing is left half-created.
+    """
+    import errno
+
     root = root.expanduser()
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"{root}: exists and is not a folder")
-    ws = Workspace(root.resolve())
-    created = False
+    try:
+        resolved = root.resolve()
+    except (OSError, RuntimeError) as err:
+        raise UsageError(f"{root}: cannot use this path as a workspace: {err}") from err
+    virtual = next((v for v in ("/proc", "/sys") if resolved.is_relative_to(v)), None)
+    if virtual is not None:
+        raise UsageError(
+            f"{root}: is under {virtual}, a virtual file system; choose another folder"
+        )
+    blocker = _first_non_folder(resolved)
+    if blocker is not None:
+        shown = "exists" if blocker == resolved else f"is inside {blocker}, which exists"
+        raise UsageError(f"{root}: {shown} and is not a folder")
+    ws = Workspace(resolved)
+    made: list[Path] = []  # what this call created, parents first: removed again on failure
     private = (ws.sessions_dir, ws.state_dir)  # questions, SQL, keys' registry: the user's only
-    for folder in (ws.sessions_dir, ws.sources_dir, ws.units_dir, ws.state_dir):
-        if not folder.is_dir():
-            folder.mkdir(mode=0o700 if folder in private else 0o777, parents=True, exist_ok=True)
-            created = True
-    if not ws.settings_file.exists():
-        label = name or ws.root.name or "workspace"
-        ws.settings_file.write_text(_TEMPLATE.format(name=_yaml_scalar(label)), encoding="utf-8")
-        created = True
+    try:
+        for folder in (ws.sessions_dir, ws.sources_dir, ws.units_dir, ws.state_dir):
+            _make_folders(folder, 0o700 if folder in private else 0o777, made)
+        if not ws.settings_file.exists():
+            label = name or ws.root.name or "workspace"
+            text = _TEMPLATE.format(name=_yaml_scalar(label))
+            atomic_write(ws.settings_file, text.encode("utf-8"), durable=True, exclusive=True)
+            made.append(ws.settings_file)
+    except OSError as err:
+        _remove_created(made)
+        where = err.filename or root
+        reason = {
+            errno.EACCES: "permission denied",
+            errno.EPERM: "operation not permitted",
+            errno.EROFS: "read-only file system",
+            errno.ENOTDIR: "a part of the path is not a folder",
+            errno.EEXIST: "exists and is not a folder",
+            errno.ENOSPC: "no space left on the device",
+        }.get(err.errno or 0, err.strerror or type(err).__name__)
+        raise UsageError(f"{root}: cannot create the workspace ({where}: {reason})") from err
     ws.settings()  # an existing file must still be valid
-    return ws, created
+    return ws, bool(made)
+
+
+def _first_non_folder(path: Path) -> Path | None:
+    """The path itself or the nearest existing ancestor when it is not a folder, else None."""
+    for candidate in (path, *path.parents):
+        try:
+            if candidate.exists() or candidate.is_symlink():
+                return None if candidate.is_dir() else candidate
+        except OSError:
+            return None  # unreadable: the creation below reports it, with its path
+    return None
+
+
+def _make_folders(folder: Path, mode: int, made: list[Path]) -> None:
+    missing = []
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            break
+        missing.append(candidate)
+    for index, candidate in enumerate(reversed(missing)):
+        last = index == len(missing) - 1
+        candidate.mkdir(mode=mode if last else 0o777)
+        made.append(candidate)
+
+
+def _remove_created(made: list[Path]) -> None:
+    import contextlib
+
+    for path in reversed(made):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
 
 
 def _yaml_scalar(text: str) -> str:

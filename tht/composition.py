@@ -16,12 +16,13 @@ from pathlib import Path
 
 from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
-from kernel.outbox import Outbox, OutboxItem
+from kernel.outbox import Outbox, OutboxItem, OutboxRun
 from kernel.store.fs import FileSystemStore
+from kernel.transitions import check_question
 from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
-from kernel.workspace import Workspace, open_workspace
+from kernel.workspace import Workspace, check_store, open_workspace
 
 __all__ = ["App", "open_app", "resolve_session", "trust_of"]
 
@@ -93,7 +94,14 @@ class App:
     def new_session(
         self, question: str, *, actor: str, derived_from: str | None = None, reason: str = ""
     ) -> Applied:
-        """Create a session and run Question Admission (Disambiguation) on it."""
+        """Create a session and run Question Admission (Disambiguation) on it.
+
+        Everything creation and admission need is checked first — the question, the workspace
+        settings admission reads, then (in the kernel) the workflow and its approval — so a
+        command that fails leaves nothing behind: no session folder, ledger or cache file."""
+        if derived_from is None:
+            check_question(question)
+        _ = self.settings  # workspace.yaml fully validated (exit 2) before anything is written
         if derived_from is None:
             created = self.kernel.create_session(question, actor=actor)
         else:
@@ -116,15 +124,16 @@ class App:
         )
 
     def propose(self, session: str, stage: str, data: bytes, source: str) -> Applied:
-        """The stage owner's policy turns a proposal into an outcome; today every owner uses the
-        kernel's generic reviewer tools (spec 003 §4.1)."""
-        from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
+        """The stage owner's policy (tht/ownership.py) turns a proposal into an outcome, on the
+        session loaded once (spec 003 §4.1)."""
+        from kernel.reviewer_tools import parse_proposal
+        from tht.ownership import policy_for
 
         proposal = parse_proposal(data, source)
         loaded = self.kernel.load(session)
-        loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
-        outcome = outcome_from_proposal(proposal, stage)
-        return self.kernel.apply_outcome(session, stage, outcome, actor="agent")
+        step = loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
+        outcome = policy_for(step)(proposal, step, loaded.state)
+        return self.kernel.apply_outcome(session, stage, outcome, actor="agent", loaded=loaded)
 
     # ------------------------------------------------------------------ after finalize
 
@@ -173,13 +182,50 @@ class App:
         return run
 
     def finalize(self, session: str, *, actor: str) -> Applied:
+        """Finalize; the session's after-finalize hooks are enqueued in the outbox (the command
+        runs them at once: :meth:`run_after_finalize`)."""
         self.kernel.after_finalize = self.after_finalize_tasks()
         return self.kernel.finalize(session, actor=actor)
+
+    def run_after_finalize(self, session: str) -> list[dict[str, object]]:
+        """Run the session's pending outbox items now (best effort: the finalization stands
+        whatever they do) and say how each went — ``{"task", "status": "done" | "retrying" |
+        "failed" | "pending", "error"}`` — so the command can report what failed and that
+        `tht outbox run` retries it."""
+        outbox = self.kernel.outbox
+        if outbox is None:
+            return []
+        run = outbox.run(self.outbox_handlers(), self.clock, session=session)
+        return _hook_outcomes(outbox.items(), run, session)
 
     def run_outbox(self, *, session: str | None = None, force: bool = False) -> object:
         outbox = self.kernel.outbox
         assert outbox is not None
         return outbox.run(self.outbox_handlers(), self.clock, session=session, force=force)
+
+
+def _hook_outcomes(
+    items: list[OutboxItem], run: OutboxRun, session: str
+) -> list[dict[str, object]]:
+    retrying, failed = set(run.retrying), set(run.failed)
+    outcomes: list[dict[str, object]] = []
+    for item in items:
+        if item.session != session:
+            continue
+        if item.id in failed or item.status == "failed":
+            status = "failed"
+        elif item.id in retrying:
+            status = "retrying"
+        else:
+            status = item.status
+        outcomes.append(
+            {
+                "task": item.task.removeprefix(_COMMAND_TASK_PREFIX),
+                "status": status,
+                "error": item.last_error,
+            }
+        )
+    return outcomes
 
 
 def _signed_setting(workspace: Workspace) -> bool:
@@ -241,6 +287,7 @@ def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
 
 def open_app(workspace_root: Path) -> App:
     workspace = open_workspace(workspace_root)
+    check_store(workspace)  # `store: {kind: postgres}` is an error, not a silent fs store
     clock = _clock_from_env(workspace.state_dir)
     custom = workspace.root / "workflow.yaml"
     kernel = WorkflowKernel(

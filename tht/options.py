@@ -83,11 +83,16 @@ def invocation(
     if ws is None:
         env = os.environ.get("THT_WORKSPACE")
         ws = Path(env) if env else Path.cwd()
-    return Invocation(
+    inv = Invocation(
         workspace=Path(ws),
         json=json_ or bool(_ROOT_DEFAULTS["json"]),
         debug=debug or bool(_ROOT_DEFAULTS["debug"]),
     )
+    if inv.debug:
+        from kernel.log import enable_debug
+
+        enable_debug()
+    return inv
 
 
 def session_or_env(session: str | None) -> str | None:

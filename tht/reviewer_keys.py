@@ -11,7 +11,6 @@ A key file is never overwritten: replacing it would silently orphan the key the 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,26 +44,12 @@ def save_key(reviewer: str, sealed: bytes) -> Path:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.exists():
         raise _exists(reviewer, path)
-    tmp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        view = memoryview(sealed)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # unlike a rename, fails when the target exists: no silent overwrite
+    from kernel.atomic import atomic_write
+
+    try:  # exclusive: fails when the target exists, no silent overwrite of a reviewer's key
+        atomic_write(path, sealed, durable=True, mode=0o600, dir_mode=0o700, exclusive=True)
     except FileExistsError:
         raise _exists(reviewer, path) from None
-    finally:
-        tmp.unlink()
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
     return path
 
 

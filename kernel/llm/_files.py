@@ -6,14 +6,16 @@ write is ignored — the caller's decision never depends on the file system work
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from kernel.atomic import atomic_write
+from kernel.log import get_logger
+
 __all__ = ["read_json", "replace_json"]
+
+logger = get_logger(__name__)
 
 
 def read_json(path: Path) -> Any:
@@ -28,19 +30,10 @@ def read_json(path: Path) -> Any:
 def replace_json(path: Path, value: Any) -> bool:
     """Write ``value`` to a temporary file beside ``path``, flush and fsync it (best effort),
     then rename it over ``path``. Returns whether the file was replaced; never raises OSError."""
-    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, ensure_ascii=False, separators=(",", ":"))
-            handle.flush()
-            with contextlib.suppress(OSError):
-                os.fsync(handle.fileno())
-        Path(tmp).replace(path)
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        atomic_write(path, data, durable=True, mode=0o600)
         return True
-    except (OSError, TypeError, ValueError):
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
+    except (OSError, TypeError, ValueError) as err:
+        logger.debug("%s not written: %s", path, err)
         return False

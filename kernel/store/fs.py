@@ -12,36 +12,27 @@ Caches (rebuildable) live under ``<workspace>/.tht/cache/``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import re
 from collections import OrderedDict
 from pathlib import Path
 
+from kernel.atomic import atomic_write as _atomic_write
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
 from kernel.ledger import Ledger
+from kernel.log import get_logger
+from kernel.store.base import SESSION_ID
 
 __all__ = ["FileSystemStore", "atomic_write"]
 
-_SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+_SESSION_ID = SESSION_ID
+logger = get_logger(__name__)
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True, mode: int = 0o600) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync it (if durable), rename over it.
-    Session files hold questions and SQL in clear: private to the user by default."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    tmp.replace(path)
+    """:func:`kernel.atomic.atomic_write` for session files: they hold questions and SQL in
+    clear, so private to the user (0600 files, 0700 folders)."""
+    _atomic_write(path, data, durable=durable, mode=mode, dir_mode=0o700)
 
 
 class FileSystemStore:
@@ -148,12 +139,17 @@ class FileSystemStore:
     def read_cache(self, session_id: str) -> bytes | None:
         try:
             return self._cache_path(session_id).read_bytes()
-        except OSError:
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            logger.debug("status cache of %s unreadable: %s", session_id, err)
             return None
 
     def write_cache(self, session_id: str, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # a cache is an optimisation only
+        try:
             atomic_write(self._cache_path(session_id), data, durable=False)
+        except OSError as err:  # a cache is an optimisation only
+            logger.debug("status cache of %s not written: %s", session_id, err)
 
     def _checkpoint_path(self, session_id: str) -> Path:
         self._dir(session_id)  # a session id, never a path
@@ -162,9 +158,14 @@ class FileSystemStore:
     def read_checkpoint(self, session_id: str) -> bytes | None:
         try:
             return self._checkpoint_path(session_id).read_bytes()
-        except OSError:
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            logger.debug("checkpoint of %s unreadable: %s", session_id, err)
             return None
 
     def write_checkpoint(self, session_id: str, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # verified on every read; losing one costs time only
+        try:
             atomic_write(self._checkpoint_path(session_id), data, durable=False)
+        except OSError as err:  # verified on every read; losing one costs time only
+            logger.debug("checkpoint of %s not written: %s", session_id, err)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
 from kernel.events import ProposedEvent
 from kernel.outcomes import Failure, ModuleOutcome
+from kernel.transitions import MAX_QUESTION_CHARS, question_length
 
 __all__ = ["AdmissionVerdict", "admit", "judge_question"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _VOWELS = set("aeiouyàèéìòóùáíúâêîôûäëïöü")
-MAX_QUESTION_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,9 @@ def judge_question(question: str, scope: WorkspaceScope) -> AdmissionVerdict:
     words = _WORD.findall(text)
     if len(letters) < 3 or not words:
         return AdmissionVerdict(False, "too_short", "the question has no words to work with")
-    if len(text) > MAX_QUESTION_CHARS:
+    # The kernel refuses a longer question before a session exists (`session new` exits 2);
+    # this check is the same limit, measured the same way, for any other caller.
+    if question_length(text) > MAX_QUESTION_CHARS:
         return AdmissionVerdict(
             False, "too_long", f"the question is longer than {MAX_QUESTION_CHARS} characters"
         )

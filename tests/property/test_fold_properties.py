@@ -51,6 +51,7 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         ev.RevisionRequestedPayload, target=st.sampled_from(WORKFLOW.ids), reason=words
     ),
     "stage_reopened": st.builds(ev.ReasonPayload, reason=words),
+    "session_abandoned": st.builds(ev.SessionAbandonedPayload, reason=words),
     "decision_retracted": st.builds(ev.ReasonPayload, reason=words),
     "artifact_written": st.builds(
         ev.ArtifactWrittenPayload,
@@ -135,7 +136,7 @@ def test_the_fold_is_total_deterministic_and_incremental(
     for event in events:
         state = fold_from(WORKFLOW, state, [event])
     assert state == full, "event-by-event fold differs"
-    cache = StatusCache(workflow="w", offset=0, line_start=0, last_seq=0, head="", state=full)
+    cache = StatusCache(workflow="w", hint=0, last_seq=0, head="", state=full)
     try:
         encoded = msgspec.msgpack.encode(cache)
     except OverflowError:  # a payload integer beyond 64 bits: the kernel keeps no cache then

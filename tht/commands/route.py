@@ -111,10 +111,9 @@ def catalog_build(
         manifests=[(str(path), load_mcp_manifest(path)) for path in mcp or []],
         agents=(str(agents), load_agents(agents)) if agents else None,
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(out)
+    from kernel.atomic import atomic_write
+
+    atomic_write(out, data, durable=True)
     body = {"catalog": str(out), **report.to_json()}
     for skill_id in report.missing_summary:
         inv.note(f"note: skill {skill_id} has no semanticSummary (add one in the overrides)")

@@ -1,4 +1,4 @@
-"""``tht session new | list | status | log | pause | resume | finalize | derive``."""
+"""``tht session new | list | status | log | pause | resume | finalize | abandon | derive``."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def status(
         return
     from tht.render import render_status
 
-    inv.emit(body, render_status(body))
+    inv.emit(body, render_status(body, loaded.state))
 
 
 @app.command("log")
@@ -175,20 +175,29 @@ def _lifecycle(
         applied = app_.kernel.pause(sid, actor=who, reason=reason)
     elif verb == "resume":
         applied = app_.kernel.resume(sid, actor=who, reason=reason)
+    elif verb == "abandon":
+        applied = app_.kernel.abandon(sid, actor=who, reason=reason)
     else:
         applied = app_.finalize(sid, actor=who)
-        run = app_.run_outbox(session=sid)
-        body = applied_json(applied, after_finalize=_outbox_json(run))
-        inv.emit(body, f"session {sid} finalized at seq {applied.state.last_seq}")
+        hooks = app_.run_after_finalize(sid)
+        body = applied_json(applied, after_finalize=hooks)
+        inv.emit(body, _finalized_text(sid, applied.state.last_seq, hooks))
         return
     inv.emit(applied_json(applied), f"session {sid} {applied.state.lifecycle}")
 
 
-def _outbox_json(run: object) -> dict[str, object]:
-    import msgspec
-
-    data: dict[str, object] = msgspec.to_builtins(run)
-    return data
+def _finalized_text(session: str, seq: int, hooks: list[dict[str, object]]) -> str:
+    """The finalization stands (exit 0); a hook that did not run is said, with the retry."""
+    lines = [f"session {session} finalized at seq {seq}"]
+    bad = [h for h in hooks if h["status"] != "done"]
+    if hooks:
+        lines.append(f"after-finalize hooks: {len(hooks) - len(bad)} of {len(hooks)} done")
+    for hook in bad:
+        error = f": {hook['error']}" if hook["error"] else ""
+        lines.append(f"  {hook['task']} {hook['status']}{error}")
+    if bad:
+        lines.append("`tht outbox run` retries them (`tht outbox list` shows them)")
+    return "\n".join(lines)
 
 
 @app.command("pause")
@@ -229,6 +238,20 @@ def finalize(
     _lifecycle("finalize", session, actor, "", workspace, json_, debug)
 
 
+@app.command("abandon")
+def abandon(
+    session: SessionArg = None,
+    reason: ReasonOpt = "",
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """End a session that will not finalize (refused, blocked, unwanted): it becomes
+    immutable; `tht session derive` starts again from its question (human-only)."""
+    _lifecycle("abandon", session, actor, reason, workspace, json_, debug)
+
+
 @app.command("derive")
 def derive(
     session: SessionArg = None,
@@ -238,7 +261,7 @@ def derive(
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """A new session linked to a finalized one, to correct it (human-only)."""
+    """A new session linked to a finalized or abandoned one, to correct it (human-only)."""
     inv = invocation(workspace, json_, debug)
     who = human_actor(actor)
     app_ = open_for(inv)
