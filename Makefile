@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy kernel modules
+	$(BIN)/mypy kernel modules tht
 
 pytest: $(STAMP) report-browser
 	$(BIN)/python -m pytest -p no:cacheprovider --hypothesis-profile=ci

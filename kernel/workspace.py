@@ -14,9 +14,10 @@ The settings model is pydantic (imported lazily) so a bad file is reported with 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from kernel.atomic import atomic_write
 from kernel.config_errors import load_yaml_mapping, usage_error_from_validation
@@ -149,15 +150,92 @@ def _models() -> type[BaseModel]:
     return WorkspaceSettings
 
 
-def load_settings(path: Path) -> Any:
+class ScopeView(Protocol):
+    @property
+    def description(self) -> str: ...
+    @property
+    def refuse(self) -> list[str]: ...
+
+
+class EvidenceSettingsView(Protocol):
+    @property
+    def max_chunk_chars(self) -> int: ...
+    @property
+    def rrf_k(self) -> int: ...
+    @property
+    def embedder(self) -> str: ...
+    @property
+    def embedder_profile(self) -> str | None: ...
+    @property
+    def restructure_profile(self) -> str | None: ...
+    @property
+    def restructure_cloud_opt_in(self) -> bool: ...
+    @property
+    def restructure_timeout_ms(self) -> int: ...
+
+
+class VectorStoreSettingsView(Protocol):
+    @property
+    def kind(self) -> Literal["edge", "server"]: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def collection(self) -> str | None: ...
+
+
+class StoreSettingsView(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def dsn_env(self) -> str | None: ...
+
+
+class AfterFinalizeView(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> list[str]: ...
+    @property
+    def timeout_s(self) -> float: ...
+
+
+class WorkspaceSettingsView(Protocol):
+    """The validated ``workspace.yaml`` as the rest of the code sees it (typed, read-only). The
+    pydantic models behind it are built on first use so hot paths never import pydantic; a test
+    ties these views to the models' fields."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def scope(self) -> ScopeView: ...
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+    @property
+    def evidence(self) -> EvidenceSettingsView: ...
+    @property
+    def vector_store(self) -> VectorStoreSettingsView: ...
+    @property
+    def store(self) -> StoreSettingsView: ...
+    @property
+    def after_finalize(self) -> Sequence[AfterFinalizeView]: ...
+    @property
+    def human_decisions(self) -> Literal["signed", "unsigned"]: ...
+
+
+def load_settings(path: Path) -> WorkspaceSettingsView:
     """Validate ``workspace.yaml``; errors name the file and field path (exit 2)."""
     from pydantic import ValidationError
 
     data = load_yaml_mapping(path)
     try:
-        return _models().model_validate(data)
+        settings: WorkspaceSettingsView = _models().model_validate(data)  # type: ignore[assignment]
     except ValidationError as err:
         raise usage_error_from_validation(path, err.errors()) from err
+    return settings
 
 
 _STORE_KEY = re.compile(r"(?m)^store[ \t]*:[ \t]*(?P<rest>[^\n]*)$")
@@ -260,7 +338,7 @@ class Workspace:
     def session_dir(self, session_id: str) -> Path:
         return self.sessions_dir / session_id
 
-    def settings(self) -> Any:
+    def settings(self) -> WorkspaceSettingsView:
         return load_settings(self.settings_file)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         from typer._click.exceptions import ClickException
     except ImportError:  # typer < 0.25 depends on click instead of vendoring it
-        from click.exceptions import ClickException  # type: ignore[no-redef]
+        from click.exceptions import ClickException  # type: ignore[no-redef,assignment,unused-ignore]
 
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants("--json", args)
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
-def _fail(message: str, body: dict[str, object], code: int, as_json: bool, debug: bool) -> None:
+def _fail(message: str, body: Mapping[str, object], code: int, as_json: bool, debug: bool) -> None:
     if debug:
         traceback.print_exc()
     if as_json:

@@ -22,14 +22,14 @@ from kernel.transitions import check_question
 from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
-from kernel.workspace import Workspace, check_store, open_workspace
+from kernel.workspace import Workspace, WorkspaceSettingsView, check_store, open_workspace
 
-__all__ = ["App", "open_app", "resolve_session", "trust_of"]
+__all__ = ["App", "clock_from_env", "open_app", "resolve_session", "trust_of"]
 
 _COMMAND_TASK_PREFIX = "command:"
 
 
-def _clock_from_env(state_dir: Path) -> Clock:
+def clock_from_env(state_dir: Path) -> Clock:
     """``THT_CLOCK=fixed:<RFC 3339>`` makes time deterministic (demos, goldens, tests)."""
     spec = os.environ.get("THT_CLOCK", "")
     if not spec:
@@ -81,10 +81,10 @@ class App:
     workspace: Workspace
     kernel: WorkflowKernel
     clock: Clock
-    _settings: object | None = field(default=None, repr=False)
+    _settings: WorkspaceSettingsView | None = field(default=None, repr=False)
 
     @property
-    def settings(self) -> object:
+    def settings(self) -> WorkspaceSettingsView:
         if self._settings is None:
             self._settings = self.workspace.settings()
         return self._settings
@@ -114,9 +114,9 @@ class App:
 
         settings = self.settings
         scope = WorkspaceScope(
-            description=settings.scope.description,  # type: ignore[attr-defined]
-            refuse=tuple(settings.scope.refuse),  # type: ignore[attr-defined]
-            languages=tuple(settings.languages),  # type: ignore[attr-defined]
+            description=settings.scope.description,
+            refuse=tuple(settings.scope.refuse),
+            languages=tuple(settings.languages),
         )
         outcome = admit(question, DisambiguationCapabilities(clock=self.clock, scope=scope))
         return self.kernel.apply_outcome(
@@ -139,13 +139,13 @@ class App:
 
     def after_finalize_tasks(self) -> tuple[str, ...]:
         settings = self.settings
-        hooks = getattr(settings, "after_finalize", ())
+        hooks = settings.after_finalize
         return tuple(f"{_COMMAND_TASK_PREFIX}{hook.name}" for hook in hooks)
 
     def outbox_handlers(self) -> Mapping[str, Callable[[OutboxItem], None]]:
         settings = self.settings
         handlers: dict[str, Callable[[OutboxItem], None]] = {}
-        for hook in getattr(settings, "after_finalize", ()):
+        for hook in settings.after_finalize:
             handlers[f"{_COMMAND_TASK_PREFIX}{hook.name}"] = self._command_handler(
                 tuple(hook.command), float(hook.timeout_s)
             )
@@ -288,7 +288,7 @@ def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
 def open_app(workspace_root: Path) -> App:
     workspace = open_workspace(workspace_root)
     check_store(workspace)  # `store: {kind: postgres}` is an error, not a silent fs store
-    clock = _clock_from_env(workspace.state_dir)
+    clock = clock_from_env(workspace.state_dir)
     custom = workspace.root / "workflow.yaml"
     kernel = WorkflowKernel(
         FileSystemStore(workspace.sessions_dir, workspace.cache_dir),

@@ -12,46 +12,60 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from kernel.clock import Clock
+    from kernel.vectors.bm25 import Bm25Encoder
+    from kernel.vectors.embedder import Embedder
+    from kernel.vectors.store import VectorStore
+    from kernel.workspace import EvidenceSettingsView, Workspace, WorkspaceSettingsView
+    from modules.evidence import EvidencePaths
+    from modules.evidence.capabilities import EvidenceCapabilities
+    from modules.evidence.restructuring import ModelRestructurer
 
 __all__ = ["EvidenceRuntime", "open_evidence", "progress_reporter"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
 class EvidenceRuntime:
-    workspace: Any  # kernel.workspace.Workspace
-    paths: Any  # modules.evidence.EvidencePaths
-    settings: Any  # the `evidence:` section of workspace.yaml
-    workspace_settings: Any
+    workspace: Workspace
+    paths: EvidencePaths
+    settings: EvidenceSettingsView  # the `evidence:` section of workspace.yaml
+    workspace_settings: WorkspaceSettingsView
+    clock: Clock  # the composition root's (THT_CLOCK-aware, as for sessions)
+    nonce: Callable[[], str] | None = None  # deterministic under THT_CLOCK / THT_SEED
     _opened: dict[str, Any] = field(default_factory=dict)
 
-    def _once(self, name: str, build: Callable[[], Any]) -> Any:
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
         if name not in self._opened:
             self._opened[name] = build()
-        return self._opened[name]
+        built: _T = self._opened[name]
+        return built
 
-    def vector_store(self) -> Any:
+    def vector_store(self) -> VectorStore:
         from kernel.vectors.factory import open_vector_store
 
         return self._once(
             "store", lambda: open_vector_store(self.workspace, self.workspace_settings)
         )
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         from kernel.vectors.factory import open_embedder
 
         return self._once(
             "embedder", lambda: open_embedder(self.workspace, self.workspace_settings)
         )
 
-    def bm25(self) -> Any:
+    def bm25(self) -> Bm25Encoder:
         from kernel.vectors.factory import bm25_encoder
 
         return self._once("bm25", lambda: bm25_encoder(self.workspace_settings))
 
-    def restructurer(self) -> Any:
+    def restructurer(self) -> ModelRestructurer | None:
         """The optional model restructuring (``evidence.restructure_profile``), else None.
 
         The profile is a built-in one or one defined under ``evidence.profiles`` of the user
@@ -92,20 +106,24 @@ class EvidenceRuntime:
 
         return ModelRestructurer(chat=chat, describe=f"profile {profile.id}")
 
-    def capabilities(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
+    def capabilities(
+        self, progress: Callable[[str, int, int], None] | None = None
+    ) -> EvidenceCapabilities:
         from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
 
+        extra: dict[str, Any] = {} if self.nonce is None else {"nonce": self.nonce}
         return EvidenceCapabilities(
             paths=self.paths,
             settings=EvidenceSettings(
                 max_chunk_chars=self.settings.max_chunk_chars, rrf_k=self.settings.rrf_k
             ),
-            clock=lambda: datetime.now(UTC),
+            clock=self.clock.now,
             vector_store=self.vector_store,
             embedder=self.embedder,
             bm25=self.bm25,
             restructurer=self.restructurer,
             progress=progress,
+            **extra,
         )
 
     def active_generation(self) -> dict[str, object] | None:
@@ -126,16 +144,31 @@ class EvidenceRuntime:
 
 
 def open_evidence(root: Path) -> EvidenceRuntime:
+    """The Evidence module's runtime for one command, with the composition root's clock and,
+    when the run is deterministic (``THT_CLOCK`` or ``THT_SEED``), a nonce from the seed, so
+    generation ids and ``created_at`` repeat from run to run."""
+    import os
+
     from kernel.workspace import open_workspace
     from modules.evidence import EvidencePaths
+    from tht.composition import clock_from_env
 
     ws = open_workspace(root)
     settings = ws.settings()
+    nonce = None
+    if os.environ.get("THT_CLOCK") or os.environ.get("THT_SEED"):
+        seeded = f"seed:{os.environ.get('THT_SEED', '')}"
+
+        def nonce() -> str:
+            return seeded
+
     return EvidenceRuntime(
         workspace=ws,
         paths=EvidencePaths.of(ws),
         settings=settings.evidence,
         workspace_settings=settings,
+        clock=clock_from_env(ws.state_dir),
+        nonce=nonce,
     )
 
 

@@ -6,8 +6,7 @@ its capabilities from :mod:`tht.evidence_runtime`, the composition root of the m
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -193,7 +192,7 @@ def publish_cmd(
     with publish_lock(runtime.paths.state_dir):
         try:
             with progress_reporter(enabled=not inv.json, label="publishing") as progress:
-                caps = _publish_capabilities(runtime.capabilities(progress), inv.workspace)
+                caps = runtime.capabilities(progress)
                 report = publish(caps, lock=False)
         finally:
             runtime.close()
@@ -209,28 +208,6 @@ def publish_cmd(
             f"{summary['hit_at_5']} in the top 5"
         )
     inv.emit(body, human)
-
-
-def _publish_capabilities(caps: Any, workspace: Path) -> Any:
-    """The workspace's clock (``THT_CLOCK``, as for sessions: tht/composition.py) and, when the
-    run is deterministic (``THT_CLOCK`` or ``THT_SEED``), a nonce from the seed, so generation
-    ids and ``created_at`` repeat from run to run; otherwise the real clock and a random nonce."""
-    import dataclasses
-    import os
-    from datetime import datetime
-
-    from tht.composition import open_app
-
-    clock = open_app(workspace).clock
-    kw: dict[str, Any] = {}
-    if os.environ.get("THT_CLOCK") or os.environ.get("THT_SEED"):
-        nonce = f"seed:{os.environ.get('THT_SEED', '')}"
-        kw["nonce"] = lambda: nonce
-
-    def now() -> datetime:
-        return clock.now()
-
-    return dataclasses.replace(caps, clock=now, **kw)
 
 
 @app.command("import-proposal")

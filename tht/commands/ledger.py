@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -106,7 +106,7 @@ def _verify_all(inv: Invocation, session: str | None, *, repair: bool, full: boo
     if repair:
         raise UsageError("--repair works on one session: give its SESSION instead of --all")
     app_ = open_for(inv)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for sid in app_.kernel.session_ids():
         report = app_.kernel.verify(sid, full=full)
         data = report.to_json()

@@ -7,6 +7,7 @@ Imported by ``tht route eval`` only when one of those options is given.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["evaluator_runs"]
@@ -45,7 +46,7 @@ def evaluator_runs(
     if oracle:
         judge = OracleEvaluator(mode=mode)
 
-        def with_oracle(case: dict[str, Any]) -> Any:
+        def with_oracle(case: Mapping[str, Any]) -> Any:
             judge.case = case
             return run_routing(case["prompt"], pack, gate_config=gate, evaluate=judge)
 
@@ -68,7 +69,7 @@ def evaluator_runs(
         plug.catalog_fingerprint = pack.fingerprint
         profile_gate = {**gate, **plug.gate_overrides}
 
-        def with_profile(case: dict[str, Any], plug: Any = plug, g: Any = profile_gate) -> Any:
+        def with_profile(case: Mapping[str, Any], plug: Any = plug, g: Any = profile_gate) -> Any:
             return run_routing(case["prompt"], pack, gate_config=g, evaluate=plug)
 
         results, events, _ = run_cases(cases, with_profile)

@@ -8,9 +8,13 @@ in the session ledger when the search was available.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from kernel.capabilities import SessionView
+    from tht.composition import App
 
 from tht.options import DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
 
@@ -135,17 +139,18 @@ def pack_cmd(
         inv.emit(body, f"unavailable: {pack.outcome.warning}")
         raise typer.Exit(6)
     lines = [f"{stage} ({pack.purpose}), generation {pack.outcome.generation}:"]
-    for item in body["evidence"]:  # type: ignore[union-attr]
+    evidence: list[dict[str, Any]] = body["evidence"]  # type: ignore[assignment]
+    for item in evidence:
         lines.append(f"  {item['id']}  [{item['kind']}] {item['title']}")
     inv.emit(body, "\n".join(lines))
 
 
-def _session_view(app_: object, session: str, stage: str) -> object:
+def _session_view(app_: App, session: str, stage: str) -> SessionView:
     """The read-only view of ``session`` at ``stage`` the Evidence module is given."""
     from kernel.capabilities import SessionView
     from kernel.outcomes import invocation_id
 
-    loaded = app_.kernel.load(session)  # type: ignore[attr-defined]
+    loaded = app_.kernel.load(session)
     step = loaded.workflow.step(stage)  # unknown stage → exit 3
     view = loaded.state.stage(stage)
     return SessionView(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from kernel.ledger_verify import Problem
 
 from tht.commands._common import applied_json, human_actor, open_for, session_for
 from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
@@ -49,7 +52,7 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
     """Sessions with lifecycle, current stage and last seq (oldest first)."""
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for session in app_.kernel.session_ids():
         loaded, problems = app_.kernel.load_for_display(session)
         state = loaded.state
@@ -108,7 +111,7 @@ def status(
     sid = session_for(app_, session)
     if at is not None:
         loaded = app_.kernel.load(sid, at=at)
-        problems = []
+        problems: list[Problem] = []
     else:
         loaded, problems = app_.kernel.load_for_display(sid)
     body = status_json(loaded.state, loaded.head)

@@ -69,4 +69,5 @@ def _parse(config_file: str) -> dict[str, Any]:
     section = data.get("routing") if isinstance(data, dict) else None
     if not isinstance(section, dict):
         return {}
-    return json.loads(json.dumps(section, default=str))
+    copied: dict[str, Any] = json.loads(json.dumps(section, default=str))
+    return copied
