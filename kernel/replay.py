@@ -136,23 +136,31 @@ class Replay:
     # ------------------------------------------------------------------ driving
 
     def check(self, b: _Builder, event: ev.Event) -> None:
-        """Check ``event`` against the state before it (call before the fold applies it)."""
+        """Check ``event`` against the state before it (call before the fold applies it).
+
+        The hot path of every fold: one call per event, no allocation unless a rule fails."""
         first = not self._in_batch
         if first:
             self._answer = None
             self._outcome_stage = None
             self._ended = False
-        before = len(self.issues)
         try:
             self._check(b, event, first)
         except _Violation as violation:
             self._issue(event, violation.rule, violation.message)
-        if len(self.issues) == before and event.actor.startswith("human:"):
-            self._check_signature(event)
-        self._in_batch = event.batch_left > 0
+        else:
+            if self.human_check is not None and event.actor.startswith("human:"):
+                reason = self.human_check(event)
+                if reason is not None:
+                    self._issue(event, "signature", reason)
         self._previous = event
-        if not self._in_batch and self._answer is not None and self._answer.expect:
-            missing = ", ".join(t for t, _, _ in self._answer.expect)
+        if event.batch_left:
+            self._in_batch = True
+            return
+        self._in_batch = False
+        answer = self._answer
+        if answer is not None and answer.expect:
+            missing = ", ".join(t for t, _, _ in answer.expect)
             self._issue(
                 event, "answer_incomplete", f"the chosen option's events are missing: {missing}"
             )
@@ -160,44 +168,43 @@ class Replay:
     def _issue(self, event: ev.Event, rule: str, message: str) -> None:
         self.issues.append(IntegrityIssue(seq=event.seq, rule=rule, message=message))
 
-    def _check_signature(self, event: ev.Event) -> None:
-        if self.human_check is None:
-            return
-        reason = self.human_check(event)
-        if reason is not None:
-            self._issue(event, "signature", reason)
-
     # ------------------------------------------------------------------ rules
 
     def _check(self, b: _Builder, event: ev.Event, first: bool) -> None:
-        info = ev.info_of(event)
+        info = _INFO[type(event)]
         kind = info.type
         if info.category == "registry":
             raise _Violation("registry_entry", f"{kind} belongs to the reviewer registry")
         if (event.seq == 1 or not b.session) and kind != "session_created":
             raise _Violation("first_event", "a session starts with session_created")
-        if self._ended and not first:
-            raise _Violation("batch", f"{kind} follows the end of the command it is batched with")
+        if not first:
+            if self._ended:
+                raise _Violation(
+                    "batch", f"{kind} follows the end of the command it is batched with"
+                )
+        elif event.causation is not None and kind != "review_answered":
+            raise _Violation("causation", f"{kind} answers no review")
         if event.retracts is not None and kind != "decision_retracted":
             raise _Violation("envelope", f"{kind} retracts nothing")
-        in_answer = self._answer is not None and not first
-        if event.causation is not None and kind != "review_answered" and not in_answer:
+        if not first and self._answer is None and event.causation is not None:
             raise _Violation("causation", f"{kind} answers no review")
         if kind == "ledger_repaired":
             self._single_human(event, first)
             if event.stage is not None:
                 raise _Violation("envelope", "ledger_repaired is session-level")
             return
-        if b.lifecycle == "finalized":
-            raise _Violation("after_finalize", f"{kind} after session_finalized")
-        if b.lifecycle == "abandoned":
-            raise _Violation("after_abandon", f"{kind} after session_abandoned")
-        if b.lifecycle == "paused" and kind not in ("session_resumed", "session_abandoned"):
-            raise _Violation("while_paused", f"{kind} while the session is paused")
+        lifecycle = b.lifecycle
+        if lifecycle != "active":
+            if lifecycle == "finalized":
+                raise _Violation("after_finalize", f"{kind} after session_finalized")
+            if lifecycle == "abandoned":
+                raise _Violation("after_abandon", f"{kind} after session_abandoned")
+            if kind not in ("session_resumed", "session_abandoned"):
+                raise _Violation("while_paused", f"{kind} while the session is paused")
         handler = _RULES.get(kind)
         if handler is not None:
             handler(self, b, event, first)
-        elif info.category in ("decision", "receipt"):
+        elif info.category != "kernel":
             self._domain(b, event, first, info)
         else:  # pragma: no cover - every kernel type has a rule
             raise _Violation("unknown", f"no replay rule for {kind}")
@@ -409,15 +416,7 @@ class Replay:
                 raise _Violation("answer", f"{choice!r} is not a valid choice for a {review.kind}")
             for option_id in choice:
                 for proposed in options[option_id].events:
-                    answer.expect.append(
-                        (
-                            proposed.type,
-                            proposed.subject,
-                            msgspec.to_builtins(
-                                ev.payload_from_builtins(proposed.type, proposed.payload)
-                            ),
-                        )
-                    )
+                    answer.expect.append(_expected_event(proposed, option_id))
         else:
             if payload.choice or payload.approved is None:
                 raise _Violation("answer", f"a {review.kind} is approved or rejected")
@@ -555,6 +554,18 @@ class Replay:
         self._ended = True
 
 
+def _expected_event(proposed: ev.ProposedEvent, option_id: str) -> tuple[str, str | None, object]:
+    """What choosing ``proposed`` records: its type, subject and payload as the kernel validates
+    it — an option that cannot be recorded (unknown type, invalid payload) is no legal choice."""
+    if proposed.type not in ev.EVENT_TYPES:
+        raise _Violation("answer", f"option {option_id} proposes unknown {proposed.type!r}")
+    try:
+        payload = ev.payload_from_builtins(proposed.type, proposed.payload)
+    except msgspec.ValidationError as err:
+        raise _Violation("answer", f"option {option_id}: {err}") from err
+    return proposed.type, proposed.subject, msgspec.to_builtins(payload)
+
+
 def _session_level(event: ev.Event) -> None:
     if event.stage is not None or event.invocation is not None or event.subject is not None:
         raise _Violation("envelope", f"{ev.info_of(event).type} is session-level")
@@ -572,6 +583,9 @@ def _require_human(event: ev.Event) -> None:
         raise _Violation(
             "actor", f"{ev.info_of(event).type} is a human decision, not {event.actor}'s"
         )
+
+
+_INFO = {info.cls: info for info in ev.EVENT_TYPES.values()}
 
 
 class _Violation(Exception):

@@ -32,9 +32,25 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         ev.ReviewRequestedPayload,
         kind=st.sampled_from(["select", "decide", "confirm"]),
         prompt=words,
-        options=st.lists(st.builds(ev.ReviewOptionPayload, id=words, label=words), max_size=2).map(
-            tuple
-        ),
+        options=st.lists(
+            st.builds(
+                ev.ReviewOptionPayload,
+                id=words,
+                label=words,
+                # events an option would record, valid or not (a hand-written ledger's may not
+                # even be a registered type): folding and replaying them must never raise
+                events=st.lists(
+                    st.builds(
+                        ev.ProposedEvent,
+                        type=st.sampled_from([*sorted(ev.EVENT_TYPES), "no_such_type"]),
+                        subject=st.none() | words,
+                        payload=st.dictionaries(words, words | st.integers(), max_size=2),
+                    ),
+                    max_size=2,
+                ).map(tuple),
+            ),
+            max_size=2,
+        ).map(tuple),
         artifacts=st.lists(words, max_size=2).map(tuple),
     ),
     "review_answered": st.builds(

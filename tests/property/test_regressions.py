@@ -96,3 +96,58 @@ def test_only_the_owner_module_decides_question_admission(tmp_path: Path) -> Non
     # the module itself may run admission again (e.g. after the workspace scope changed)
     again = kernel.apply_outcome(session, "admission", admit, actor="module:disambiguation")
     assert again.state.current_stage == "disambiguation"
+
+
+def test_an_answer_choosing_an_option_with_an_invalid_payload_folds_and_is_an_issue() -> None:
+    # Found by the kernel benchmark: the replay validated a chosen option's payload without
+    # catching the schema error, so folding such a hand-written ledger raised (the fold is total).
+    from kernel import events as ev
+    from kernel.fold import fold
+    from kernel.ledger_verify import genesis_hash, line_hash
+    from kernel.workflow import compiled_sha256, load_workflow
+
+    workflow = load_workflow()
+    session = "01KDVDNA00V3RS3DTR98H6BCFN"
+    option = ev.ReviewOptionPayload(
+        id="o1",
+        label="broken",
+        events=(ev.ProposedEvent(type="memory_applied", payload={"not": "valid"}),),
+    )
+    drafts = [
+        ev.EventDraft(
+            type="session_created",
+            actor="agent",
+            subject=session,
+            payload=ev.SessionCreatedPayload(
+                question="q",
+                workflow=ev.WorkflowRef(
+                    name=workflow.name,
+                    version=workflow.version,
+                    sha256=workflow.sha256,
+                    compiled=compiled_sha256(workflow),
+                ),
+            ),
+        ),
+        ev.EventDraft(
+            type="review_requested",
+            actor="agent",
+            stage="disambiguation",
+            invocation="disambiguation#1",
+            payload=ev.ReviewRequestedPayload(kind="select", prompt="?", options=(option,)),
+        ),
+        ev.EventDraft(
+            type="review_answered",
+            actor="human:ann",
+            stage="disambiguation",
+            invocation="disambiguation#1",
+            causation=2,
+            payload=ev.ReviewAnsweredPayload(choice=("o1",)),
+        ),
+    ]
+    events, prev = [], genesis_hash(session)
+    for seq, draft in enumerate(drafts, start=1):
+        event = ev.stamp(draft, seq=seq, ts="2026-01-01T00:00:00.000Z", prev=prev)
+        prev = line_hash(ev.encode_event(event))
+        events.append(event)
+    state = fold(workflow, events)  # never raises
+    assert any(issue.seq == 3 and issue.rule == "answer" for issue in state.integrity)
