@@ -20,9 +20,31 @@ from __future__ import annotations
 
 import json
 import os
+import stat as stat_module
 from typing import Any
 
 __all__ = ["load_routing_section"]
+
+
+_MAX_BYTES = 1 << 20  # a routing config (or its cached section) is small; more is not one
+
+
+def _read_regular(path: str) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of sane size, else None — never blocks
+    (a FIFO or a device planted where a file is expected is refused, not opened for reading)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat_module.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
+            return None
+        return os.read(fd, _MAX_BYTES + 1)[:_MAX_BYTES]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _cache_file(data_dir: str) -> str:
@@ -37,13 +59,13 @@ def load_routing_section(config_file: str, data_dir: str) -> dict[str, Any]:
         return {}
     key = f"{stat.st_size}:{stat.st_mtime_ns}:{config_file}"
     cache = _cache_file(data_dir)
+    raw = _read_regular(cache)
     try:
-        with open(cache, encoding="utf-8") as handle:
-            cached = json.load(handle)
+        cached = json.loads(raw) if raw is not None else None
         if isinstance(cached, dict) and cached.get("key") == key:
             section = cached.get("routing")
             return section if isinstance(section, dict) else {}
-    except (OSError, ValueError):
+    except ValueError:
         pass
     section = _parse(config_file)
     try:
@@ -59,11 +81,13 @@ def load_routing_section(config_file: str, data_dir: str) -> dict[str, Any]:
 
 
 def _parse(config_file: str) -> dict[str, Any]:
+    raw = _read_regular(config_file)
+    if raw is None:
+        return {}
     try:
         import yaml
 
-        with open(config_file, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+        data = yaml.safe_load(raw.decode("utf-8"))
     except Exception:  # a broken config never breaks the hook
         return {}
     section = data.get("routing") if isinstance(data, dict) else None
