@@ -83,6 +83,9 @@ _FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one pa
 _CHUNK = 65536
 _ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
 _VERIFY_ATTEMPTS = 5
+#: what a reader may see of an append still in flight (part of its write, or lines before their
+#: anchor): looked at again under the writers' lock before it is reported
+_IN_FLIGHT = frozenset({"torn_tail", "unanchored"})
 
 
 @dataclass(frozen=True)
@@ -431,10 +434,10 @@ class Ledger:
         # A writer makes its lines durable a moment before it moves the anchor; readers never
         # wait for writers, except a reader that saw lines past the anchor (below).
         report = self._verify_once()
-        if any(p.code == "unanchored" for p in report.problems):
+        if any(p.code in _IN_FLIGHT for p in report.problems):
             # Look again once no append is in flight: a writer holds its exclusive lock from
-            # before its write to after its anchor, so under a shared lock the two agree —
-            # unless a machine crash (or a forger) left lines the anchor never acknowledged.
+            # before its write to after its anchor, so under a shared lock the lines are whole
+            # and agree with the anchor — unless a crash (or a forger) left them otherwise.
             with self._shared_lock():
                 report = self._verify_once()
         return report
