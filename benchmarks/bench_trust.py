@@ -27,7 +27,7 @@ from pathlib import Path
 from benchmarks.bench_kernel import _best, _report, _tht_bin, _wall, bench_append
 from benchmarks.legal_ledger import write_legal_ledger
 from kernel.clock import FixedClock, SeededIds
-from kernel.reviewers import ReviewerRegistry
+from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import SigningKey, generate_signing_key
 from kernel.store.fs import FileSystemStore
 from kernel.trust import Trust

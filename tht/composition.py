@@ -245,7 +245,7 @@ def trust_of(workspace: Workspace) -> Trust:
     """Signed mode and the signature check, from the reviewer registry (a ledger verified on
     every use) and workspace.yaml. A registry that does not verify trusts nobody: every signed
     human decision then fails its check, and nothing new can be signed."""
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
 
     registry = ReviewerRegistry(workspace.reviewers_dir)
     signed = _signed_setting(workspace)

@@ -15,7 +15,7 @@ from kernel.clock import FixedClock
 from kernel.errors import IntegrityError
 from kernel.fold import fold
 from kernel.ledger_verify import line_hash
-from kernel.reviewers import ReviewerRegistry
+from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import SigningKey, generate_signing_key
 from kernel.trust import Trust
 from kernel.workflow_kernel import WorkflowKernel

@@ -28,7 +28,8 @@ from kernel.events import (
 )
 from kernel.ledger import line_hash
 from kernel.ledger_verify import genesis_hash
-from kernel.reviewers import REGISTRY_LEDGER_ID, ReviewerRegistry, fold_registry
+from kernel.reviewer_registry import ReviewerRegistry
+from kernel.reviewers import REGISTRY_LEDGER_ID, fold_registry
 from kernel.signing import SigningKey, proof_message
 
 SHA = "ab" * 32

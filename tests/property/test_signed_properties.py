@@ -24,7 +24,7 @@ from kernel.clock import FixedClock
 from kernel.errors import ThtError
 from kernel.ledger_verify import line_hash
 from kernel.outcomes import ModuleOutcome
-from kernel.reviewers import ReviewerRegistry
+from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import generate_signing_key
 from kernel.trust import Trust
 from tests.golden import scenarios

@@ -16,7 +16,7 @@ import pytest
 from kernel.clock import FixedClock
 from kernel.events import EventDraft, ReviewAnsweredPayload, ReviewerAddedPayload, stamp
 from kernel.ledger import line_hash
-from kernel.reviewers import ReviewerRegistry
+from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import SigningKey, generate_signing_key, proof_message
 from tht.ptyrun import TerminalRun, run_in_terminal
 

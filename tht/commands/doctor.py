@@ -148,7 +148,7 @@ def _check_store(report: _Report, ws: Any) -> None:
 
 
 def _signed(ws: Any) -> bool:
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
     from tht.composition import _signed_setting
 
     return _signed_setting(ws) or ReviewerRegistry(ws.reviewers_dir).exists()
@@ -156,7 +156,7 @@ def _signed(ws: Any) -> bool:
 
 def _registry_state(ws: Any) -> Any:
     from kernel.errors import ThtError
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
 
     registry = ReviewerRegistry(ws.reviewers_dir)
     if not registry.exists():
@@ -169,7 +169,7 @@ def _registry_state(ws: Any) -> Any:
 
 def _check_reviewers(report: _Report, ws: Any) -> None:
     from kernel.errors import ThtError
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
     from tht.composition import _signed_setting
     from tht.reviewer_keys import key_path
 

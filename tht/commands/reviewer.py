@@ -17,7 +17,7 @@ from tht.commands._common import human_actor, open_for
 from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
     from tht.composition import App
 
 app = typer.Typer(help="Reviewers: the keys that sign human decisions (add, list, revoke).")
@@ -30,7 +30,7 @@ _MIN_PASSPHRASE = 8
 
 
 def _registry(app_: App) -> ReviewerRegistry:
-    from kernel.reviewers import ReviewerRegistry
+    from kernel.reviewer_registry import ReviewerRegistry
 
     return ReviewerRegistry(app_.workspace.reviewers_dir)
 
