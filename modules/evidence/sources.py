@@ -9,8 +9,6 @@ the kind defaults) are read; other keys are left to whoever wrote them.
 
 from __future__ import annotations
 
-import errno
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.config_errors import usage_error_from_validation
 from kernel.errors import UsageError
+from kernel.files import FileRefused, read_regular
 from modules.evidence.markdown import split_front_matter
 from modules.evidence.text import collapse_ws, normalize_text, sha256_text
 from modules.evidence.units import EvidencePurpose, MetadataKey, MetadataValue
@@ -120,36 +119,19 @@ def _refusal(sources_dir: Path, rel: str) -> str | None:
 
 
 def _read_bounded(path: Path, shown: str) -> bytes:
-    """Read by fd: no symlink followed, never blocks on a FIFO, regular files only, bounded."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """Read by fd (kernel.files): no symlink followed, never blocks on a FIFO, regular files
+    only, bounded."""
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError as err:
-        raise UsageError(f"{shown}: source not found") from err
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise UsageError(
-                f"{shown}: is a symbolic link; a source must be a regular file"
-            ) from err
-        raise UsageError(f"{shown}: cannot read: {err.strerror}") from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{shown}: not a regular file (FIFO, device or socket)")
-        if info.st_size > MAX_SOURCE_BYTES:
-            raise UsageError(f"{shown}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB")
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 20):
-            total += len(chunk)
-            if total > MAX_SOURCE_BYTES:
-                raise UsageError(f"{shown}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as err:
-        raise UsageError(f"{shown}: cannot read: {err.strerror}") from err
-    finally:
-        os.close(fd)
+        return read_regular(path, limit=MAX_SOURCE_BYTES, follow_symlinks=False)
+    except FileRefused as refused:
+        message = {
+            "missing": "source not found",
+            "symlink": "is a symbolic link; a source must be a regular file",
+            "not_regular": "not a regular file (FIFO, device or socket)",
+            "too_large": f"larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB",
+            "unreadable": f"cannot read: {refused.detail}",
+        }[refused.reason]
+        raise UsageError(f"{shown}: {message}") from refused
 
 
 def read_source(sources_dir: Path, rel: str) -> SourceDocument:

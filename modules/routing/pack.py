@@ -21,10 +21,9 @@ Standard library only (hot path).
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
+
+from kernel.files import FileRefused, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -187,39 +186,19 @@ class CatalogPack:
 
 
 def _read_catalog(name: str) -> bytes:
-    """The whole file, copied into memory: opened by fd without blocking (a FIFO or a device
-    never hangs the hook), regular files only, at most :data:`MAX_PACK_BYTES`."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    """The whole file, copied into memory (kernel.files): opened by fd without blocking (a FIFO
+    or a device never hangs the hook), regular files only, at most :data:`MAX_PACK_BYTES`."""
     try:
-        fd = os.open(name, flags)
-    except OSError as err:
-        raise CatalogError(f"{name}: cannot read: {err.strerror or err}") from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise CatalogError(f"{name}: not a regular file (FIFO, device or folder)")
-        if info.st_size > MAX_PACK_BYTES:
-            raise CatalogError(f"{name}: larger than {MAX_PACK_BYTES // (1024 * 1024)} MiB")
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            try:
-                chunk = os.read(fd, max(info.st_size - total, 0) + 65536)
-            except OSError as err:
-                if err.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                    raise CatalogError(f"{name}: would block; not a regular file") from err
-                raise
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > MAX_PACK_BYTES:
-                raise CatalogError(f"{name}: larger than {MAX_PACK_BYTES // (1024 * 1024)} MiB")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as err:
-        raise CatalogError(f"{name}: cannot read: {err.strerror or err}") from err
-    finally:
-        os.close(fd)
+        return read_regular(name, limit=MAX_PACK_BYTES)
+    except FileRefused as refused:
+        message = {
+            "missing": "cannot read: no such file",
+            "symlink": "cannot read: a symbolic link",
+            "not_regular": "not a regular file (FIFO, device or folder)",
+            "too_large": f"larger than {MAX_PACK_BYTES // (1024 * 1024)} MiB",
+            "unreadable": f"cannot read: {refused.detail}",
+        }[refused.reason]
+        raise CatalogError(f"{name}: {message}") from refused
 
 
 def _valid_offsets(header: dict[str, Any], size: int) -> bool:

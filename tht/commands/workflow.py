@@ -29,9 +29,6 @@ def read_input_file(file: Path, *, what: str, limit: int | None = None) -> bytes
     or another device is refused, never read until memory runs out or forever); at most
     ``limit + 1`` bytes are read, so anything larger is refused (exit 2) without being loaded.
     """
-    import os
-    import stat
-
     from kernel.errors import UsageError
     from kernel.reviewer_tools import MAX_PROPOSAL_BYTES
 
@@ -42,33 +39,22 @@ def read_input_file(file: Path, *, what: str, limit: int | None = None) -> bytes
         if len(data) > bound:
             raise UsageError(f"stdin: {what} larger than {bound} bytes")
         return data
+    from kernel.files import FileRefused, read_regular
+
     try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError as err:
-        raise UsageError(f"{file}: {what} not found") from err
-    except OSError as err:
-        raise UsageError(f"{file}: cannot read: {err.strerror or err}") from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(
+        return read_regular(file, limit=bound)
+    except FileRefused as refused:
+        message = {
+            "missing": f"{file}: {what} not found",
+            "symlink": f"{file}: cannot read: a symbolic link",
+            "not_regular": (
                 f"{file}: not a regular file (FIFO, device or folder); give a {what} "
                 "path, or '-' for stdin"
-            )
-        if info.st_size > bound:
-            raise UsageError(too_big)
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, bound + 1 - total):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > bound:
-                raise UsageError(too_big)
-        return b"".join(chunks)
-    except OSError as err:
-        raise UsageError(f"{file}: cannot read: {err.strerror or err}") from err
-    finally:
-        os.close(fd)
+            ),
+            "too_large": too_big,
+            "unreadable": f"{file}: cannot read: {refused.detail}",
+        }[refused.reason]
+        raise UsageError(message) from refused
 
 
 def _visible(text: str, *, multiline: bool = False) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat as stat_module
 from typing import Any
 
 __all__ = ["load_routing_section"]
@@ -32,19 +31,12 @@ _MAX_BYTES = 1 << 20  # a routing config (or its cached section) is small; more 
 def _read_regular(path: str) -> bytes | None:
     """The bytes of ``path`` when it is a regular file of sane size, else None — never blocks
     (a FIFO or a device planted where a file is expected is refused, not opened for reading)."""
+    from kernel.files import FileRefused, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+        return read_regular(path, limit=_MAX_BYTES)
+    except FileRefused:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat_module.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
-            return None
-        return os.read(fd, _MAX_BYTES + 1)[:_MAX_BYTES]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _cache_file(data_dir: str) -> str:
