@@ -179,9 +179,9 @@ def _require_open_step(
     if not state.session:
         raise NotFoundError("the session has no events")
     step = workflow.step(stage)  # NotFoundError for an unknown stage
-    if state.lifecycle == "finalized":
+    if state.lifecycle in ("finalized", "abandoned"):
         raise PolicyError(
-            f"session {state.session} is finalized and accepts nothing; derive a new one"
+            f"session {state.session} is {state.lifecycle} and accepts nothing; derive a new one"
         )
     if state.lifecycle == "paused":
         raise PolicyError(f"session {state.session} is paused; resume it first")
