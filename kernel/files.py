@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FileRefused", "read_regular"]
 
+
 class FileRefused(Exception):
     """Why a file was not read; ``detail`` is the operating system's words, when it spoke."""
 

@@ -30,26 +30,29 @@ import base64
 import contextlib
 import fcntl
 import json
-import mmap
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
 
 from kernel.clock import Clock, format_ts
-from kernel.errors import ConflictError, IntegrityError
-from kernel.events import (
-    Event,
-    EventDraft,
-    decode_event,
-    decode_lines,
-    encode_event,
-    stamp,
+from kernel.errors import IntegrityError
+from kernel.events import Event, EventDraft, decode_event, decode_lines
+from kernel.ledger_records import (
+    AppendResult,
+    LedgerRead,
+    LedgerTail,
+    Repair,
+    Signer,
+    TornTail,
+    conflict_error,
+    offset_of_seq,
+    stamp_batch,
 )
+from kernel.ledger_tail import tail_of_fd, tail_of_fd_lenient
 from kernel.ledger_verify import (
     Problem,
     VerifyReport,
@@ -58,7 +61,10 @@ from kernel.ledger_verify import (
     start_of_last_lines,
     verify_ledger_bytes,
 )
+from kernel.ledger_writer import WriterHandles, fsync_dir, write_all, write_anchor_fd
 
+# the records are defined beside the format (kernel/ledger_records.py) and re-exported here, the
+# module every caller knows
 __all__ = [
     "AppendResult",
     "Ledger",
@@ -76,54 +82,11 @@ __all__ = [
     "stamp_batch",
 ]
 
-#: signs a stamped event (signed mode): its ``sig``, or None when the event is not signed
-Signer = Callable[[Event], "str | None"]
-
-_FIRST_CHUNK = 4096  # reading the tail backwards: most last lines fit in one page
-_CHUNK = 65536
-_ANCHOR_SIZE = 128  # bytes of ledger.head: {"seq": N, "head": "<64 hex>"} padded, plus newline
+_FIRST_CHUNK = 4096  # reading backwards to find a line's start: most lines fit in one page
 _VERIFY_ATTEMPTS = 5
 #: what a reader may see of an append still in flight (part of its write, or lines before their
 #: anchor): looked at again under the writers' lock before it is reported
 _IN_FLIGHT = frozenset({"torn_tail", "unanchored"})
-
-
-@dataclass(frozen=True)
-class TornTail:
-    offset: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class LedgerTail:
-    """The end of the ledger: what an append chains onto."""
-
-    last_seq: int
-    head: str
-    size: int  # bytes of complete lines
-    torn: TornTail | None
-    last_line_start: int
-
-    @property
-    def hint(self) -> int:
-        """Where the backend finds what follows ``last_seq`` (opaque to callers: a byte offset
-        here, a line count in memory); always paired with ``(last_seq, head)``."""
-        return self.size
-
-
-@dataclass(frozen=True)
-class LedgerRead:
-    events: list[Event]
-    head: str
-    size: int
-    torn: TornTail | None
-
-
-@dataclass(frozen=True)
-class AppendResult:
-    events: list[Event]
-    head: str
-    quarantined: TornTail | None = None
 
 
 class Ledger:
@@ -135,7 +98,7 @@ class Ledger:
         self.lock_path = path.with_name(path.name + ".lock")
         self.head_path = path.with_name("ledger.head")
         self.quarantine_path = path.with_name("ledger.quarantine.jsonl")
-        self._writer: _WriterHandles | None = None
+        self._writer: WriterHandles | None = None
         self._mutex = threading.Lock()
 
     ledger_name = "session"
@@ -264,7 +227,7 @@ class Ledger:
         except FileNotFoundError:
             return LedgerTail(0, genesis_hash(self.session_id), 0, None, 0)
         try:
-            return _tail_of_fd(fd, self.session_id)
+            return tail_of_fd(fd, self.session_id)
         finally:
             os.close(fd)
 
@@ -307,7 +270,7 @@ class Ledger:
         if not drafts:
             tail = self.tail()
             if tail.last_seq != expected_last_seq:
-                raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
+                raise conflict_error(self.session_id, expected_last_seq, tail.last_seq)
             return AppendResult(events=[], head=tail.head)
         with self._mutex:  # threads share this object's descriptors; flock guards processes
             return self._append_locked(drafts, expected_last_seq, clock, signer)
@@ -336,11 +299,11 @@ class Ledger:
             if cached is not None and st.st_size == writer.size:
                 tail = cached
             else:
-                tail = _tail_of_fd(fd, self.session_id)
+                tail = tail_of_fd(fd, self.session_id)
             created = tail.size == 0 and tail.torn is None  # new (or empty): fsync its folder
             if tail.last_seq != expected_last_seq:
                 writer.tail, writer.size = tail, os.fstat(fd).st_size
-                raise _conflict(self.session_id, expected_last_seq, tail.last_seq)
+                raise conflict_error(self.session_id, expected_last_seq, tail.last_seq)
             if tail.torn is not None:
                 raise IntegrityError(
                     f"{self.ledger_name} {self.session_id} ends with {len(tail.torn.data)} bytes "
@@ -360,10 +323,10 @@ class Ledger:
             lines.append(b"")
             data = b"\n".join(lines)
             writer.tail = None  # unknown until the write is durable
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fsync(fd)
             if created:
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
             size = tail.size + len(data)
             writer.tail = LedgerTail(seq, prev, size, None, size - len(lines[-2]) - 1)
             writer.size = size
@@ -372,7 +335,7 @@ class Ledger:
             fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
         return AppendResult(events=events, head=prev, quarantined=quarantined)
 
-    def _writer_handles(self) -> _WriterHandles:
+    def _writer_handles(self) -> WriterHandles:
         writer = self._writer
         if writer is not None and writer.pid == os.getpid():
             return writer
@@ -385,7 +348,7 @@ class Ledger:
             lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         ledger_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         anchor_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
-        writer = _WriterHandles(lock_fd, ledger_fd, anchor_fd, self.head_path)
+        writer = WriterHandles(lock_fd, ledger_fd, anchor_fd, self.head_path)
         self._writer = writer
         weakref.finalize(self, writer.close)
         return writer
@@ -415,7 +378,7 @@ class Ledger:
         }
         fd = os.open(self.quarantine_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            _write_all(fd, json.dumps(record).encode() + b"\n")
+            write_all(fd, json.dumps(record).encode() + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -488,7 +451,7 @@ class Ledger:
                 cut = None
                 if cut_seq is not None:
                     cut = offset_of_seq(os.pread(fd, size, 0), cut_seq)
-                tail = _tail_of_fd_lenient(fd, self.session_id, cut)
+                tail = tail_of_fd_lenient(fd, self.session_id, cut)
                 start = tail.size
                 moved = os.pread(fd, size - start, start) if start < size else b""
                 if moved:
@@ -507,256 +470,7 @@ class Ledger:
     def _reanchor(self, seq: int, head: str) -> None:
         fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            _write_anchor_fd(fd, seq, head)
+            write_anchor_fd(fd, seq, head)
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-@dataclass(frozen=True)
-class Repair:
-    moved: bytes  # the bytes moved to quarantine (torn tail and cut lines)
-    last_seq: int
-    accepted: tuple[int, int] | None  # seqs past the old anchor that were kept
-    missing: tuple[int, int] | None  # seqs the old anchor acknowledged that are gone
-
-
-def _tail_of_fd_lenient(fd: int, session_id: str, cut: int | None) -> LedgerTail:
-    """The tail of the complete, committed lines before ``cut`` (a byte offset at a line
-    start), for a ledger that may not decode past it."""
-    size = os.fstat(fd).st_size
-    data = os.pread(fd, size, 0)
-    end = data.rfind(b"\n") + 1
-    if cut is not None:
-        end = min(end, cut)
-    while end:
-        line_start = data.rfind(b"\n", 0, end - 1) + 1
-        line = data[line_start : end - 1]
-        try:
-            event = decode_event(line)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            end = line_start
-            continue
-        if event.batch_left:
-            end = line_start
-            continue
-        return LedgerTail(event.seq, line_hash(line), end, None, line_start)
-    return LedgerTail(0, genesis_hash(session_id), 0, None, 0)
-
-
-def stamp_batch(
-    drafts: Sequence[EventDraft], *, last_seq: int, prev: str, ts: str, signer: Signer | None
-) -> tuple[list[Event], list[bytes], str]:
-    """Stamp one batch after ``(last_seq, prev)``: its events, their line bytes and the new head
-    — the one format every backend writes (so a ledger moves between stores byte for byte)."""
-    events: list[Event] = []
-    lines: list[bytes] = []
-    last = len(drafts) - 1
-    seq = last_seq
-    for position, draft in enumerate(drafts):
-        seq += 1
-        event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
-        if signer is not None:
-            sig = signer(event)
-            if sig is not None:
-                event = msgspec.structs.replace(event, sig=sig)
-        line = encode_event(event)
-        prev = line_hash(line)
-        events.append(event)
-        lines.append(line)
-    return events, lines, prev
-
-
-def offset_of_seq(data: bytes, seq: int) -> int:
-    """The byte offset where line ``seq`` starts in a ledger file's bytes."""
-    offset = 0
-    for _ in range(seq - 1):
-        nl = data.find(b"\n", offset)
-        if nl < 0:
-            return len(data)
-        offset = nl + 1
-    return offset
-
-
-def conflict_error(session_id: str, expected: int, actual: int) -> ConflictError:
-    return _conflict(session_id, expected, actual)
-
-
-def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:
-    return ConflictError(
-        f"session {session_id} moved on: expected last seq {expected}, found {actual}; "
-        "re-read the state and retry",
-        details={"expected_last_seq": expected, "last_seq": actual},
-    )
-
-
-def _tail_of_fd(fd: int, session_id: str) -> LedgerTail:
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return LedgerTail(0, genesis_hash(session_id), 0, None, 0)
-    # 1. where do complete lines end?
-    pos = size
-    end = -1
-    buffer = b""
-    chunk = _FIRST_CHUNK
-    while pos > 0 and end < 0:
-        start = max(0, pos - chunk)
-        buffer = os.pread(fd, pos - start, start) + buffer
-        pos = start
-        chunk = min(chunk * 4, _CHUNK)
-        idx = buffer.rfind(b"\n")
-        if idx >= 0:
-            end = pos + idx + 1
-    if end < 0:  # no newline at all: everything is torn
-        return LedgerTail(0, genesis_hash(session_id), 0, TornTail(0, buffer), 0)
-    torn = TornTail(end, buffer[end - pos :]) if end < size else None
-    # 2. where does the last complete line start?
-    line_end = end - 1
-    rel_end = line_end - pos
-    idx = buffer.rfind(b"\n", 0, rel_end)
-    while idx < 0 and pos > 0:
-        start = max(0, pos - chunk)
-        buffer = os.pread(fd, pos - start, start) + buffer
-        rel_end += pos - start
-        pos = start
-        chunk = min(chunk * 4, _CHUNK)
-        idx = buffer.rfind(b"\n", 0, rel_end)
-    line_start = pos + idx + 1
-    line = buffer[line_start - pos : rel_end]
-    event = _decode_tail_line(line, session_id)
-    if event.batch_left:
-        return _tail_of_unfinished_batch(fd, session_id, size)
-    return LedgerTail(event.seq, line_hash(line), end, torn, line_start)
-
-
-def _decode_tail_line(line: bytes, session_id: str) -> Event:
-    try:
-        return decode_event(line)
-    except (msgspec.ValidationError, msgspec.DecodeError) as err:
-        raise IntegrityError(
-            f"session {session_id}: a final ledger line is not a valid event ({err}); "
-            "run `tht ledger verify`"
-        ) from err
-
-
-def _tail_of_unfinished_batch(fd: int, session_id: str, size: int) -> LedgerTail:
-    """The rare path after a crash mid-batch: the committed end is the last line with
-    ``batch_left == 0``; the unfinished batch's whole lines belong to the torn tail."""
-    data = os.pread(fd, size, 0)
-    end = data.rfind(b"\n") + 1
-    cut = end
-    while cut:
-        line_start = data.rfind(b"\n", 0, cut - 1) + 1
-        event = _decode_tail_line(data[line_start : cut - 1], session_id)
-        if not event.batch_left:
-            return LedgerTail(
-                event.seq,
-                line_hash(data[line_start : cut - 1]),
-                cut,
-                TornTail(cut, data[cut:]),
-                line_start,
-            )
-        cut = line_start
-    return LedgerTail(0, genesis_hash(session_id), 0, TornTail(0, data), 0)
-
-
-class _WriterHandles:
-    """Descriptors a writer keeps open between appends, and the tail it last wrote."""
-
-    def __init__(self, lock_fd: int, ledger_fd: int, anchor_fd: int, anchor_path: Path) -> None:
-        self.pid = os.getpid()
-        self.lock_fd = lock_fd
-        self.ledger_fd = ledger_fd
-        self.anchor_fd = anchor_fd
-        self.anchor_path = anchor_path
-        self.tail: LedgerTail | None = None
-        self.size = -1
-        self.anchor_map: mmap.mmap | None = None
-        self.closed = False
-
-    def check_anchor(self, tail: LedgerTail, ledger: Ledger) -> None:
-        """Under the lock, before writing: the ledger must end exactly where its anchor says
-        (no line removed, edited or appended behind tht's back), else nothing is appended."""
-        try:
-            st = os.stat(self.anchor_path)
-        except FileNotFoundError:
-            st = None
-        if st is None or st.st_ino != os.fstat(self.anchor_fd).st_ino:
-            if tail.size == 0 and st is None:
-                return  # a new ledger: its anchor is written with its first line
-            raise IntegrityError(
-                f"{ledger.ledger_name} {ledger.session_id}: {self.anchor_path.name} is missing "
-                "or was replaced; run `tht ledger verify`"
-            )
-        raw = os.pread(self.anchor_fd, _ANCHOR_SIZE, 0)
-        try:
-            data = json.loads(raw)
-            seq, head = int(data["seq"]), str(data["head"])
-        except (ValueError, KeyError, TypeError):
-            if tail.size == 0 and not raw:
-                return
-            raise IntegrityError(
-                f"{ledger.ledger_name} {ledger.session_id}: {self.anchor_path.name} is "
-                "unreadable; run `tht ledger verify`"
-            ) from None
-        if seq != tail.last_seq or head != tail.head:
-            raise IntegrityError(
-                f"{ledger.ledger_name} {ledger.session_id} disagrees with its anchor "
-                f"(acknowledged seq {seq}, the file ends at seq {tail.last_seq}); nothing is "
-                "appended until a human repairs it (`tht ledger verify --repair --as human:<id>`)"
-            )
-
-    def write_anchor(self, seq: int, head: str) -> None:
-        """The first write sizes the file (one ``pwrite``); later ones are stores into a shared
-        mapping of its page: no syscall, and no inode update for the ledger's next fsync to
-        commit. Either way the page reaches the disk by writeback, after the ledger's fsync."""
-        if self.anchor_map is None or os.fstat(self.anchor_fd).st_size != _ANCHOR_SIZE:
-            _write_anchor_fd(self.anchor_fd, seq, head)  # (re)sizes a new or rewritten file
-            if self.anchor_map is None:
-                self.anchor_map = mmap.mmap(self.anchor_fd, _ANCHOR_SIZE)
-        else:
-            self.anchor_map[:] = _anchor_record(seq, head)
-
-    def close(self) -> None:
-        if self.closed or self.pid != os.getpid():
-            return
-        self.closed = True
-        if self.anchor_map is not None:
-            with contextlib.suppress(OSError, ValueError, BufferError):
-                self.anchor_map.close()
-        for fd in (self.lock_fd, self.ledger_fd, self.anchor_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def forget(self) -> None:
-        """A forked child drops (without closing) what it inherited from its parent."""
-        self.closed = True
-
-
-def _anchor_record(seq: int, head: str) -> bytes:
-    record = b'{"seq": %d, "head": "%s"}' % (seq, head.encode("ascii"))
-    return record.ljust(_ANCHOR_SIZE - 1) + b"\n"
-
-
-def _write_anchor_fd(fd: int, seq: int, head: str) -> None:
-    """One fixed-size record rewritten in place. A rename per append made ext4 flush the new
-    file's data on every append (``auto_da_alloc``): slower than the ledger's own fsync."""
-    data = _anchor_record(seq, head)
-    os.pwrite(fd, data, 0)
-    if os.fstat(fd).st_size > len(data):  # an older, longer anchor file
-        os.ftruncate(fd, len(data))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

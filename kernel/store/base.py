@@ -16,7 +16,8 @@ from typing import Protocol
 
 from kernel.clock import Clock
 from kernel.events import Event, EventDraft
-from kernel.ledger import AppendResult, LedgerRead, LedgerTail, Repair, Signer, VerifyReport
+from kernel.ledger_records import AppendResult, LedgerRead, LedgerTail, Repair, Signer
+from kernel.ledger_verify import VerifyReport
 
 __all__ = ["SESSION_ID", "LedgerPort", "SessionStore"]
 

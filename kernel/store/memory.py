@@ -18,19 +18,22 @@ import msgspec
 from kernel.clock import Clock, format_ts
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
 from kernel.events import Event, EventDraft, decode_event, decode_lines
-from kernel.ledger import (
+from kernel.ledger_records import (
     AppendResult,
     LedgerRead,
     LedgerTail,
     Repair,
     Signer,
-    VerifyReport,
     conflict_error,
-    genesis_hash,
-    line_hash,
     stamp_batch,
 )
-from kernel.ledger_verify import Problem, verify_ledger_bytes
+from kernel.ledger_verify import (
+    Problem,
+    VerifyReport,
+    genesis_hash,
+    line_hash,
+    verify_ledger_bytes,
+)
 from kernel.store.base import SESSION_ID
 
 __all__ = ["MemoryLedger", "MemoryStore"]

@@ -1,0 +1,121 @@
+"""The records every ledger backend speaks (ARCHITECTURE §3.5), and the one line format they
+all write (:func:`stamp_batch`), so a ledger moves between stores byte for byte. No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from kernel.errors import ConflictError
+from kernel.events import Event, EventDraft, encode_event, stamp
+from kernel.ledger_verify import line_hash
+
+__all__ = [
+    "AppendResult",
+    "LedgerRead",
+    "LedgerTail",
+    "Repair",
+    "Signer",
+    "TornTail",
+    "conflict_error",
+    "offset_of_seq",
+    "stamp_batch",
+]
+
+#: signs a stamped event (signed mode): its ``sig``, or None when the event is not signed
+Signer = Callable[[Event], "str | None"]
+
+
+@dataclass(frozen=True)
+class TornTail:
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class LedgerTail:
+    """The end of the ledger: what an append chains onto."""
+
+    last_seq: int
+    head: str
+    size: int  # bytes of complete lines
+    torn: TornTail | None
+    last_line_start: int
+
+    @property
+    def hint(self) -> int:
+        """Where the backend finds what follows ``last_seq`` (opaque to callers: a byte offset
+        here, a line count in memory); always paired with ``(last_seq, head)``."""
+        return self.size
+
+
+@dataclass(frozen=True)
+class LedgerRead:
+    events: list[Event]
+    head: str
+    size: int
+    torn: TornTail | None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    events: list[Event]
+    head: str
+    quarantined: TornTail | None = None
+
+
+@dataclass(frozen=True)
+class Repair:
+    moved: bytes  # the bytes moved to quarantine (torn tail and cut lines)
+    last_seq: int
+    accepted: tuple[int, int] | None  # seqs past the old anchor that were kept
+    missing: tuple[int, int] | None  # seqs the old anchor acknowledged that are gone
+
+
+def stamp_batch(
+    drafts: Sequence[EventDraft], *, last_seq: int, prev: str, ts: str, signer: Signer | None
+) -> tuple[list[Event], list[bytes], str]:
+    """Stamp one batch after ``(last_seq, prev)``: its events, their line bytes and the new head
+    — the one format every backend writes (so a ledger moves between stores byte for byte)."""
+    events: list[Event] = []
+    lines: list[bytes] = []
+    last = len(drafts) - 1
+    seq = last_seq
+    for position, draft in enumerate(drafts):
+        seq += 1
+        event = stamp(draft, seq=seq, ts=ts, prev=prev, batch_left=last - position)
+        if signer is not None:
+            sig = signer(event)
+            if sig is not None:
+                event = msgspec.structs.replace(event, sig=sig)
+        line = encode_event(event)
+        prev = line_hash(line)
+        events.append(event)
+        lines.append(line)
+    return events, lines, prev
+
+
+def offset_of_seq(data: bytes, seq: int) -> int:
+    """The byte offset where line ``seq`` starts in a ledger file's bytes."""
+    offset = 0
+    for _ in range(seq - 1):
+        nl = data.find(b"\n", offset)
+        if nl < 0:
+            return len(data)
+        offset = nl + 1
+    return offset
+
+
+def conflict_error(session_id: str, expected: int, actual: int) -> ConflictError:
+    return _conflict(session_id, expected, actual)
+
+
+def _conflict(session_id: str, expected: int, actual: int) -> ConflictError:
+    return ConflictError(
+        f"session {session_id} moved on: expected last seq {expected}, found {actual}; "
+        "re-read the state and retry",
+        details={"expected_last_seq": expected, "last_seq": actual},
+    )
