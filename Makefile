@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas eval-evidence clean smoke-cloud report-browser
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema clean smoke-cloud report-browser postgres-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy kernel modules tht
 
-pytest: $(STAMP) report-browser
+pytest: $(STAMP) report-browser postgres-server
 	$(BIN)/python -m pytest -p no:cacheprovider --hypothesis-profile=ci
 
 # The analytics report test renders the report in headless Chromium. Install Debian's `chromium`
@@ -41,6 +41,25 @@ report-browser:
 	    echo "chromium missing (installing it needs root and apt-get): the report rendering test will skip"; \
 	  fi; }
 
+# The Workspace Database suites (and later the PostgreSQL store) run a real PostgreSQL server on
+# 127.0.0.1 (tests/support/postgres.py). Install Debian's `postgresql` when no server binaries
+# are found (root with apt-get). Those tests never skip, so without a server this fails loudly.
+postgres-server:
+	@if [ -n "$$THT_PG_BINDIR" ] && [ -x "$$THT_PG_BINDIR/postgres" ]; then exit 0; fi; \
+	d="$$(pg_config --bindir 2>/dev/null)"; \
+	if [ -n "$$d" ] && [ -x "$$d/postgres" ] && [ -x "$$d/initdb" ]; then exit 0; fi; \
+	if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing postgresql (the PostgreSQL test server)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq postgresql; } >/dev/null 2>&1 \
+	  && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 \
+	  || { echo "could not install postgresql: the PostgreSQL tests need it" >&2; exit 1; }; \
+	else \
+	  echo "PostgreSQL server binaries missing: apt-get install -y postgresql (as root), or set THT_PG_BINDIR" >&2; \
+	  exit 1; \
+	fi
+
 test: lint typecheck pytest
 
 bench: $(STAMP)
@@ -55,6 +74,13 @@ smoke-cloud: $(STAMP)
 # (default golden/evidence/bird); EVAL_JSON=FILE also writes the full report.
 eval-evidence: $(STAMP)
 	$(BIN)/python -m benchmarks.eval_evidence
+
+# Schema linking on BIRD mini-dev (docs/schema-linking.md): table recall@3/@5 and column recall@10,
+# with and without the question's evidence, beside a name-only BM25 baseline; weights tuned on a
+# locked split's complement only (golden/schema_linking/split.json). Writes
+# golden/schema_linking/results.json; BIRD_DIR overrides the data, EVAL_JSON=FILE the report.
+eval-schema: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_schema_linking
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export

@@ -85,6 +85,11 @@ after_finalize: []
 # (`tht reviewer add human:<id>` first; docs/security.md). A reviewer registry with reviewers
 # turns signing on whatever this says.
 human_decisions: unsigned
+
+# The Workspace Database (docs/database.md), read only, never written. A SQLite file relative to
+# this folder, or a PostgreSQL URL kept in an environment variable (never in this file):
+#   database: {{url: "sqlite:///data/shop.db"}}
+#   database: {{url_env: THT_DATABASE_URL, schema: public, row_limit: 1000, timeout_ms: 30000}}
 """
 
 
@@ -127,6 +132,17 @@ def _models() -> type[BaseModel]:
                 raise ValueError(problem)
             return kind
 
+    class DatabaseSettings(_Strict):
+        """The Database Binding's settings; their meaning is checked by
+        ``kernel.database.binding_from_settings`` (it never echoes a URL back in an error)."""
+
+        url: str | None = None
+        url_env: str | None = None
+        # `schema` in the file (the name shadows a pydantic BaseModel attribute)
+        schema_name: str | None = Field(default=None, alias="schema")
+        row_limit: int = Field(default=1000, ge=1, le=1_000_000)
+        timeout_ms: int = Field(default=30_000, ge=1, le=3_600_000)
+
     class AfterFinalizeCommand(_Strict):
         """An after-finalize hook: a command run with the session summary JSON on stdin."""
 
@@ -135,6 +151,10 @@ def _models() -> type[BaseModel]:
         timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
     class WorkspaceSettings(_Strict):
+        # a value is never echoed in a validation error (the --debug traceback shows the
+        # pydantic error): a database URL written in the wrong place must not be printed
+        model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
         version: Literal[1] = 1
         name: str = "workspace"
         scope: Scope = Field(default_factory=Scope)
@@ -142,6 +162,7 @@ def _models() -> type[BaseModel]:
         evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
         vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
         store: StoreSettings = Field(default_factory=StoreSettings)
+        database: DatabaseSettings | None = None
         after_finalize: list[AfterFinalizeCommand] = Field(default_factory=list)
         # signed: every human decision carries the reviewer's Ed25519 signature (§3.9); a
         # reviewer registry with reviewers turns it on whatever this says (docs/security.md)
@@ -192,6 +213,21 @@ class StoreSettingsView(Protocol):
     def dsn_env(self) -> str | None: ...
 
 
+class DatabaseSettingsView(Protocol):
+    """``database:`` of workspace.yaml (its key ``schema`` is :attr:`schema_name` here)."""
+
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def url_env(self) -> str | None: ...
+    @property
+    def schema_name(self) -> str | None: ...
+    @property
+    def row_limit(self) -> int: ...
+    @property
+    def timeout_ms(self) -> int: ...
+
+
 class AfterFinalizeView(Protocol):
     @property
     def name(self) -> str: ...
@@ -220,6 +256,8 @@ class WorkspaceSettingsView(Protocol):
     def vector_store(self) -> VectorStoreSettingsView: ...
     @property
     def store(self) -> StoreSettingsView: ...
+    @property
+    def database(self) -> DatabaseSettingsView | None: ...
     @property
     def after_finalize(self) -> Sequence[AfterFinalizeView]: ...
     @property

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresServer
 
 # dev: random exploration (a failure is saved in .hypothesis/ and replayed first next time; turn
 # it into a regression test). ci (`make test`): more examples, derandomized, so that CI judges the
@@ -41,3 +46,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on 127.0.0.1 (tests/support/postgres.py), started on first
+    use, shared by the whole run, stopped and removed at the end. Never skips: a missing
+    server or a failed start fails the test that asked, with the reason."""
+    from tests.support.postgres import PostgresUnavailable, running_server
+
+    try:
+        with running_server() as server:
+            yield server
+    except PostgresUnavailable as err:
+        pytest.fail(str(err), pytrace=False)
