@@ -17,6 +17,9 @@ BENCHMARKS: dict[str, str] = {
     "vectors": "benchmarks.bench_vectors",
     "evidence": "benchmarks.bench_evidence",
     "trust": "benchmarks.bench_trust",
+    "schema_link": "benchmarks.bench_schema_link",
+    "database": "benchmarks.bench_database",
+    "catalog": "benchmarks.bench_catalog",
 }
 
 

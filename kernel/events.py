@@ -14,17 +14,22 @@ and a breaking change is a new version ``v`` of the type.
 """
 
 import builtins
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 import msgspec
 
 __all__ = [
+    "CATALOG_TYPES",
     "DECISION_TYPES",
     "EVENT_TYPES",
     "HUMAN_DECISION_TYPES",
     "KERNEL_TYPES",
+    "MODULE_DECISION_TYPES",
     "RECEIPT_TYPES",
     "REGISTRY_TYPES",
+    "WORKSPACE_CATEGORIES",
     "AnyEvent",
     "DecisionType",
     "Event",
@@ -34,6 +39,7 @@ __all__ = [
     "ProposedEvent",
     "ReviewOptionPayload",
     "canonical_bytes",
+    "completes_stage",
     "decode_event",
     "decode_lines",
     "encode_event",
@@ -225,6 +231,96 @@ class WorkflowApprovedPayload(Payload, frozen=True, kw_only=True):
     reason: str = ""
 
 
+# Metadata Catalog (a workspace-level ledger, ARCHITECTURE §3.5/§3.8; owner modules/catalog).
+# Endpoints are a table and its ordered columns (``from_columns[i]`` joins ``to_columns[i]``);
+# relationship ids are derived from the endpoints (modules/catalog/endpoints.py).
+
+
+class CatalogChangesPayload(Payload, frozen=True, kw_only=True):
+    """What a completed Catalog Sync Run changed, by table name (informational: the fold
+    derives the catalog from the snapshot itself)."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+class CatalogSyncStartedPayload(Payload, frozen=True, kw_only=True):
+    run: str
+    #: the tables asked for; None is Synchronize All
+    scope: tuple[str, ...] | None = None
+    binding: str  # the Database Binding's redacted display (never a secret)
+    dialect: str
+
+
+class CatalogSyncCompletedPayload(Payload, frozen=True, kw_only=True):
+    run: str
+    #: SHA-256 of the content-addressed Introspection the catalog now follows
+    snapshot: str
+    #: the binding's structure version the observation was made at (Catalog Freshness)
+    version: str
+    tables: int
+    columns: int
+    relationships: int
+    capabilities: dict[str, str] = msgspec.field(default_factory=dict)
+    changes: CatalogChangesPayload = msgspec.field(default_factory=CatalogChangesPayload)
+    #: the structure had not changed: introspection was skipped, ``snapshot`` is an earlier one
+    unchanged: bool = False
+
+
+class CatalogSyncFailedPayload(Payload, frozen=True, kw_only=True):
+    run: str
+    #: ``interrupted`` (found active by a later run, its process gone), ``unavailable``, ``error``
+    code: str
+    reason: str
+
+
+class RelationshipEndpointsPayload(Payload, frozen=True, kw_only=True):
+    id: str
+    from_table: str
+    from_columns: tuple[str, ...]
+    to_table: str
+    to_columns: tuple[str, ...]
+
+
+class RelationshipGeneratedPayload(RelationshipEndpointsPayload, frozen=True, kw_only=True):
+    #: the deterministic rule that inferred it (names, primary keys, type compatibility)
+    rule: str
+
+
+class RelationshipAddedPayload(RelationshipEndpointsPayload, frozen=True, kw_only=True):
+    rationale: str = ""
+
+
+class RelationshipDeletedPayload(Payload, frozen=True, kw_only=True):
+    id: str
+    mode: Literal["logical", "permanent"]
+    reason: str
+
+
+class RelationshipRestoredPayload(Payload, frozen=True, kw_only=True):
+    id: str
+    reason: str = ""
+
+
+class RelationshipsReconstructedPayload(Payload, frozen=True, kw_only=True):
+    """Relationship Reconstruction: the ``generated`` relationship_generated lines that follow
+    in the same batch are what it added."""
+
+    generated: int
+    reason: str = ""
+
+
+class CatalogCleanedPayload(Payload, frozen=True, kw_only=True):
+    """Catalog Metadata Cleanup of the selected tables, columns (``table.column``) and Catalog
+    Relationships (ids)."""
+
+    tables: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    relationships: tuple[str, ...] = ()
+    reason: str
+
+
 # --------------------------------------------------------------------------- domain payloads
 
 
@@ -306,9 +402,20 @@ class SqlApprovedPayload(Payload, frozen=True, kw_only=True):
 
 
 class ResultVerifiedPayload(Payload, frozen=True, kw_only=True):
+    """F7's verification, recorded by tht's own run of the approved SQL (``module:core``):
+    ``ok`` with the row count, the elapsed time and the result hash; or ``ok: false`` with the
+    reason (an error, a timeout), which fails the stage."""
+
     rows: int
     checks: tuple[str, ...] = ()
     ok: bool = True
+    #: SHA-256 of the SQL that ran (the effective ``sql_final.sql``)
+    sql_sha256: str = ""
+    #: SHA-256 of the canonical result (kernel/database/types.py ``QueryResult.sha256``)
+    result_sha256: str = ""
+    elapsed_ms: float = 0.0
+    truncated: bool = False
+    reason: str = ""
 
 
 class DatamartDefinedPayload(Payload, frozen=True, kw_only=True):
@@ -415,6 +522,44 @@ class WorkflowApproved(Event, tag="workflow_approved", frozen=True, kw_only=True
     payload: WorkflowApprovedPayload
 
 
+class CatalogSyncStarted(Event, tag="catalog_sync_started", frozen=True, kw_only=True):
+    payload: CatalogSyncStartedPayload
+
+
+class CatalogSyncCompleted(Event, tag="catalog_sync_completed", frozen=True, kw_only=True):
+    payload: CatalogSyncCompletedPayload
+
+
+class CatalogSyncFailed(Event, tag="catalog_sync_failed", frozen=True, kw_only=True):
+    payload: CatalogSyncFailedPayload
+
+
+class RelationshipGenerated(Event, tag="relationship_generated", frozen=True, kw_only=True):
+    payload: RelationshipGeneratedPayload
+
+
+class RelationshipAdded(Event, tag="relationship_added", frozen=True, kw_only=True):
+    payload: RelationshipAddedPayload
+
+
+class RelationshipDeleted(Event, tag="relationship_deleted", frozen=True, kw_only=True):
+    payload: RelationshipDeletedPayload
+
+
+class RelationshipRestored(Event, tag="relationship_restored", frozen=True, kw_only=True):
+    payload: RelationshipRestoredPayload
+
+
+class RelationshipsReconstructed(
+    Event, tag="relationships_reconstructed", frozen=True, kw_only=True
+):
+    payload: RelationshipsReconstructedPayload
+
+
+class CatalogCleaned(Event, tag="catalog_cleaned", frozen=True, kw_only=True):
+    payload: CatalogCleanedPayload
+
+
 # Domain decisions (owned by their modules, registered centrally).
 
 
@@ -511,7 +656,7 @@ class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     version: int
     owner: str
-    category: Literal["kernel", "decision", "receipt", "registry"]
+    category: Literal["kernel", "decision", "receipt", "registry", "catalog"]
     cls: builtins.type[Event]
     payload: builtins.type[Payload]
     description: str
@@ -520,7 +665,7 @@ class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
 def _info(
     cls: type[Event],
     owner: str,
-    category: Literal["kernel", "decision", "receipt", "registry"],
+    category: Literal["kernel", "decision", "receipt", "registry", "catalog"],
     doc: str,
 ) -> EventTypeInfo:
     tag = cls.__struct_config__.tag
@@ -539,6 +684,7 @@ def _info(
 
 
 _K = "kernel"
+_C = "catalog"
 EVENT_TYPES: dict[str, EventTypeInfo] = {
     info.type: info
     for info in (
@@ -567,6 +713,19 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(ReviewerAdded, _K, "registry", "A reviewer's public key joined the registry."),
         _info(ReviewerRevoked, _K, "registry", "A reviewer's key was revoked."),
         _info(WorkflowApproved, _K, "registry", "A reviewer approved a custom workflow file."),
+        _info(CatalogSyncStarted, _C, "catalog", "A Catalog Sync Run started."),
+        _info(
+            CatalogSyncCompleted, _C, "catalog", "A Catalog Sync Run completed (snapshot recorded)."
+        ),
+        _info(CatalogSyncFailed, _C, "catalog", "A Catalog Sync Run failed or was interrupted."),
+        _info(RelationshipGenerated, _C, "catalog", "A Generated Relationship was inferred."),
+        _info(RelationshipAdded, _C, "catalog", "A human added a Manual Relationship."),
+        _info(RelationshipDeleted, _C, "catalog", "A Logical Relationship was deleted."),
+        _info(RelationshipRestored, _C, "catalog", "A deleted relationship was restored."),
+        _info(
+            RelationshipsReconstructed, _C, "catalog", "A human ran Relationship Reconstruction."
+        ),
+        _info(CatalogCleaned, _C, "catalog", "A human ran Catalog Metadata Cleanup."),
         _info(QuestionAdmitted, "disambiguation", "decision", "Admission accepted the question."),
         _info(QuestionRefused, "disambiguation", "decision", "Admission refused the question."),
         _info(ConceptClarified, "disambiguation", "decision", "A concept's meaning was chosen."),
@@ -622,10 +781,27 @@ HUMAN_DECISION_TYPES: frozenset[str] = frozenset(
         "memory_promotion_declined",
     }
 )
+#: decisions only the named module's own invocation records (``tht stage run``), never an agent's
+#: proposal: a step that emits one completes automatically only in an outcome of that module
+#: which records it, with ``ok`` true (kernel/outcomes.py plans it, kernel/replay.py re-checks it)
+MODULE_DECISION_TYPES: Mapping[str, str] = MappingProxyType({"result_verified": "module:core"})
+
+
+def completes_stage(event_type: str, payload: Payload) -> bool:
+    """Whether a module decision lets its stage complete (a failed verification never does)."""
+    return getattr(payload, "ok", True) is not False
+
+
 #: entries of the workspace's reviewer registry; never valid in a session ledger
 REGISTRY_TYPES: frozenset[str] = frozenset(
     name for name, info in EVENT_TYPES.items() if info.category == "registry"
 )
+#: entries of the workspace's Metadata Catalog ledger; never valid in a session ledger
+CATALOG_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "catalog"
+)
+#: the categories of workspace-level ledgers' entries (never in a session, never proposed)
+WORKSPACE_CATEGORIES: frozenset[str] = frozenset({"registry", "catalog"})
 
 DecisionType = Literal[
     "question_admitted",
@@ -672,6 +848,15 @@ AnyEvent = (
     | ReviewerAdded
     | ReviewerRevoked
     | WorkflowApproved
+    | CatalogSyncStarted
+    | CatalogSyncCompleted
+    | CatalogSyncFailed
+    | RelationshipGenerated
+    | RelationshipAdded
+    | RelationshipDeleted
+    | RelationshipRestored
+    | RelationshipsReconstructed
+    | CatalogCleaned
     | QuestionAdmitted
     | QuestionRefused
     | ConceptClarified

@@ -247,7 +247,7 @@ class _Builder:
             ev.SessionDerived: self._session_derived,
             ev.LedgerRepaired: self._ignore,
         }
-        for name in ev.REGISTRY_TYPES:  # never written to a session; replay reports them
+        for name in ev.REGISTRY_TYPES | ev.CATALOG_TYPES:  # never in a session; replay reports them
             self.handlers[ev.EVENT_TYPES[name].cls] = self._ignore
         for name in ev.DECISION_TYPES:
             self.handlers[ev.EVENT_TYPES[name].cls] = self._decision

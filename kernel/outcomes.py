@@ -160,7 +160,7 @@ def validate_proposed_event(
         raise UsageError(
             f"unknown event type {proposed.type!r}{hint} (stage {step.id} emits: {allowed})"
         )
-    if info.category in ("kernel", "registry"):
+    if info.category in ("kernel", *ev.WORKSPACE_CATEGORIES):
         raise PolicyError(
             f"{proposed.type!r} is a {info.category} event; modules cannot propose it"
         )
@@ -213,6 +213,7 @@ def plan_outcome(
     _check_shape(outcome)
     payloads = [validate_proposed_event(step, workflow, e) for e in outcome.events]
     _check_completion(step, stage, outcome)
+    _check_module_decisions(step, stage, outcome, payloads, actor)
     written = _check_artifacts(step, stage, outcome.artifacts)
     if outcome.review is not None:
         _check_review(workflow, step, state, outcome.review, written)
@@ -279,6 +280,38 @@ def _check_completion(step: StepSpec, stage: str, outcome: ModuleOutcome) -> Non
             f"stage {stage} is review_required: it completes only when a human approves "
             "a confirm review (propose a confirm)"
         )
+
+
+def _check_module_decisions(
+    step: StepSpec,
+    stage: str,
+    outcome: ModuleOutcome,
+    payloads: list[ev.Payload],
+    actor: str,
+) -> None:
+    """A module decision (``result_verified``) comes from its module's own invocation only, and
+    a step that emits one completes only in an outcome that records it with ``ok`` true: an
+    agent can neither claim a verification nor close the step without one."""
+    owned = [t for t in step.emits if t in ev.MODULE_DECISION_TYPES]
+    for proposed, payload in zip(outcome.events, payloads, strict=True):
+        owner = ev.MODULE_DECISION_TYPES.get(proposed.type)
+        if owner is None:
+            continue
+        if actor != owner:
+            raise PolicyError(
+                f"{proposed.type} is recorded by {owner}'s own run (`tht stage run {stage}`), "
+                f"not proposed by {actor}"
+            )
+        if outcome.status == "completed" and not ev.completes_stage(proposed.type, payload):
+            raise PolicyError(f"{proposed.type} with ok false fails {stage}; it cannot complete it")
+    if owned and outcome.status == "completed":
+        recorded = {e.type for e in outcome.events}
+        missing = [t for t in owned if t not in recorded]
+        if missing:
+            raise PolicyError(
+                f"stage {stage} completes only with {', '.join(missing)} recorded by "
+                f"`tht stage run {stage}`"
+            )
 
 
 def _check_artifacts(step: StepSpec, stage: str, artifacts: tuple[ArtifactChange, ...]) -> set[str]:
@@ -393,6 +426,11 @@ def _check_review(
                 raise UsageError("every review option needs an id and a label")
             for proposed in option.events:
                 validate_proposed_event(step, workflow, proposed)
+                owner = ev.MODULE_DECISION_TYPES.get(proposed.type)
+                if owner is not None:  # never a human's choice either: the module's own run
+                    raise PolicyError(
+                        f"{proposed.type} is recorded by {owner}'s own run, not offered for review"
+                    )
     elif review.options:
         raise UsageError("a confirm review has no options: the reviewer approves or rejects")
     for name in review.artifacts:

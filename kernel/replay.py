@@ -70,6 +70,8 @@ class ReplayContext(msgspec.Struct, frozen=True, kw_only=True):
     answer_stage: str | None = None
     answer_target: str | None = None
     expect: tuple[tuple[str, str | None, Any], ...] = ()
+    #: the batch recorded a module decision that lets its stage complete (``result_verified``)
+    module_decided: bool = False
 
 
 class _Answer:
@@ -97,6 +99,7 @@ class Replay:
         self._outcome_stage: str | None = None
         self._previous: ev.Event | None = None
         self._ended = False  # a batch's last line was a terminal event (nothing may follow)
+        self._module_decided = False  # the batch recorded e.g. result_verified with ok true
 
     def snapshot(self) -> ReplayContext | None:
         if not self._in_batch:
@@ -112,6 +115,7 @@ class Replay:
             answer_stage=answer.stage if answer else None,
             answer_target=answer.target if answer else None,
             expect=tuple(answer.expect) if answer else (),
+            module_decided=self._module_decided,
         )
 
     def restore(self, context: ReplayContext | None, issues: tuple[IntegrityIssue, ...]) -> None:
@@ -123,6 +127,7 @@ class Replay:
         self._ended = context.ended
         self._outcome_stage = context.outcome_stage
         self._previous = context.previous
+        self._module_decided = context.module_decided
         if context.answer_actor is not None and context.answer_review is not None:
             answer = _Answer(
                 context.answer_actor,
@@ -144,6 +149,7 @@ class Replay:
             self._answer = None
             self._outcome_stage = None
             self._ended = False
+            self._module_decided = False
         try:
             self._check(b, event, first)
         except _Violation as violation:
@@ -173,8 +179,9 @@ class Replay:
     def _check(self, b: _Builder, event: ev.Event, first: bool) -> None:
         info = _INFO[type(event)]
         kind = info.type
-        if info.category == "registry":
-            raise _Violation("registry_entry", f"{kind} belongs to the reviewer registry")
+        if info.category in ev.WORKSPACE_CATEGORIES:
+            owner = "reviewer registry" if info.category == "registry" else "Metadata Catalog"
+            raise _Violation("registry_entry", f"{kind} belongs to the workspace's {owner}")
         if (event.seq == 1 or not b.session) and kind != "session_created":
             raise _Violation("first_event", "a session starts with session_created")
         if not first:
@@ -300,6 +307,11 @@ class Replay:
         return first and b.activity[i] in ("none", "failed")
 
     def _domain(self, b: _Builder, event: ev.Event, first: bool, info: ev.EventTypeInfo) -> None:
+        owner = ev.MODULE_DECISION_TYPES.get(info.type)
+        if owner is not None and event.actor != owner:  # not an agent's, not a human's choice
+            raise _Violation(
+                "module_decision", f"{info.type} is recorded by {owner}, not {event.actor}"
+            )
         answer = self._answer
         if answer is not None and not first:
             self._expected(event, answer)
@@ -312,6 +324,8 @@ class Replay:
             )
         if not _is_proposer(event.actor):
             raise _Violation("actor", f"{event.actor} cannot propose {info.type}")
+        if owner is not None and ev.completes_stage(info.type, event.payload):  # type: ignore[attr-defined]
+            self._module_decided = True
         i = self._outcome(b, event, first)
         if self._outcome_bookkeeping_started(b, i, first):
             raise _Violation("batch", "an outcome's first line is stage_started")
@@ -354,7 +368,7 @@ class Replay:
         for option in event.payload.options:
             for proposed in option.events:
                 info = ev.EVENT_TYPES.get(proposed.type)
-                if info is None or info.category in ("kernel", "registry"):
+                if info is None or info.category in ("kernel", *ev.WORKSPACE_CATEGORIES):
                     raise _Violation("review", f"option {option.id} proposes {proposed.type}")
                 if proposed.type not in step.emits and proposed.type not in b.wf.receipts:
                     raise _Violation("emits", f"stage {step.id} may not emit {proposed.type}")
@@ -455,9 +469,16 @@ class Replay:
         i = self._outcome(b, event, first)
         if self._outcome_bookkeeping_started(b, i, first):
             raise _Violation("batch", "an outcome's first line is stage_started")
-        if b.wf.steps[i].completion != "automatic":
+        step = b.wf.steps[i]
+        if step.completion != "automatic":
             raise _Violation(
                 "stage_completed", f"stage {event.stage} completes only when a human approves"
+            )
+        owned = [t for t in step.emits if t in ev.MODULE_DECISION_TYPES]
+        if owned and not self._module_decided:
+            raise _Violation(
+                "module_decision",
+                f"stage {event.stage} completes only with its module's {', '.join(owned)}",
             )
         self._terminal(event)
 

@@ -152,6 +152,7 @@ def render_ledger_doc() -> str:
         ("decision", "Domain decisions (DecisionType)"),
         ("receipt", "Receipts"),
         ("registry", "Reviewer registry entries (workspace-level ledger)"),
+        ("catalog", "Metadata Catalog entries (workspace-level ledger, `catalog/ledger.jsonl`)"),
     ):
         lines += [f"### {title}", ""]
         for name in sorted(EVENT_TYPES):

@@ -20,7 +20,12 @@ import msgspec
 from kernel.atomic import atomic_write
 from kernel.config_errors import parse_yaml_mapping, usage_error_from_validation
 from kernel.errors import NotFoundError, UsageError
-from kernel.events import EVENT_TYPES, HUMAN_DECISION_TYPES
+from kernel.events import (
+    EVENT_TYPES,
+    HUMAN_DECISION_TYPES,
+    MODULE_DECISION_TYPES,
+    WORKSPACE_CATEGORIES,
+)
 from kernel.log import get_logger
 
 __all__ = [
@@ -239,7 +244,7 @@ def _compile(model: Any, digest: str) -> tuple[WorkflowSpec, list[tuple[tuple[An
             info = EVENT_TYPES.get(name)
             if info is None:
                 problems.append(((*loc, "emits", i), f"unknown event type {name!r}"))
-            elif info.category in ("kernel", "registry"):
+            elif info.category in ("kernel", *WORKSPACE_CATEGORIES):
                 problems.append(((*loc, "emits", i), f"{name!r} is a {info.category} event type"))
             elif name in HUMAN_DECISION_TYPES and getattr(step, "completion", None) == "automatic":
                 problems.append(
@@ -247,6 +252,14 @@ def _compile(model: Any, digest: str) -> tuple[WorkflowSpec, list[tuple[tuple[An
                         (*loc, "emits", i),
                         f"{name!r} is a human decision: a step that emits it must be "
                         "completion: review_required, not automatic",
+                    )
+                )
+            elif name in MODULE_DECISION_TYPES and getattr(step, "completion", None) != "automatic":
+                problems.append(
+                    (
+                        (*loc, "emits", i),
+                        f"{name!r} is recorded by {MODULE_DECISION_TYPES[name]}'s own run: a "
+                        "step that emits it must be completion: automatic",
                     )
                 )
         for i, name in enumerate(step.artifacts):

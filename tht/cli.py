@@ -51,6 +51,7 @@ def _register() -> None:
     """Static composition of the command groups (no discovery)."""
     from tht.commands import (
         analytics,
+        catalog,
         doctor,
         evaluator,
         evidence,
@@ -58,9 +59,12 @@ def _register() -> None:
         ledger,
         reviewer,
         route,
+        schema,
         search,
         session,
         show,
+        sql,
+        stage_run,
         workflow,
         workspace,
     )
@@ -72,6 +76,7 @@ def _register() -> None:
     app.add_typer(workflow.review_app, name="review")
     app.add_typer(workflow.decision_app, name="decision")
     app.add_typer(workflow.stage_app, name="stage")
+    workflow.stage_app.command("run")(stage_run.stage_run)
     app.add_typer(workflow.artifact_app, name="artifact")
     app.add_typer(ledger.ledger_app, name="ledger")
     app.add_typer(ledger.schemas_app, name="schemas")
@@ -83,6 +88,9 @@ def _register() -> None:
     app.add_typer(evidence.app, name="evidence")
     app.add_typer(search.app, name="search")
     app.add_typer(reviewer.app, name="reviewer")
+    app.add_typer(catalog.app, name="catalog")
+    app.add_typer(sql.app, name="sql")
+    app.add_typer(schema.app, name="schema")
     app.command("doctor")(doctor.doctor)
 
 

@@ -128,10 +128,13 @@ class App:
         session loaded once (spec 003 §4.1)."""
         from kernel.reviewer_tools import parse_proposal
         from tht.ownership import policy_for
+        from tht.sql_runtime import prepare_proposal
 
         proposal = parse_proposal(data, source)
         loaded = self.kernel.load(session)
         step = loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
+        # F5/F6 SQL artifacts checked (rejected whole, exit 2); F4 gains the catalog snapshot
+        proposal = prepare_proposal(self, session, stage, proposal, loaded)
         outcome = policy_for(step)(proposal, step, loaded.state)
         return self.kernel.apply_outcome(session, stage, outcome, actor="agent", loaded=loaded)
 
@@ -291,7 +294,7 @@ def open_app(workspace_root: Path) -> App:
     clock = clock_from_env(workspace.state_dir)
     custom = workspace.root / "workflow.yaml"
     kernel = WorkflowKernel(
-        FileSystemStore(workspace.sessions_dir, workspace.cache_dir),
+        FileSystemStore(workspace.sessions_dir, workspace.cache_dir, workspace.root),
         clock=clock,
         ids=_ids_from_env(),
         workflow_path=custom if custom.is_file() else default_workflow_path(),

@@ -12,17 +12,59 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from kernel.clock import Clock
 from kernel.events import Event, EventDraft
 from kernel.ledger_records import AppendResult, LedgerRead, LedgerTail, Repair, Signer
 from kernel.ledger_verify import VerifyReport
 
-__all__ = ["SESSION_ID", "LedgerPort", "SessionStore"]
+__all__ = [
+    "SESSION_ID",
+    "WORKSPACE_LEDGERS",
+    "LedgerPort",
+    "SessionStore",
+    "WorkspaceLedgerName",
+    "WorkspaceLedgerSpec",
+    "workspace_ledger_spec",
+]
 
 #: what a session id looks like in every backend (never a path)
 SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+
+#: the workspace-level ledgers (ARCHITECTURE §3.5): same envelope, chain and store as sessions
+WorkspaceLedgerName = Literal["catalog", "memory"]
+
+
+@dataclass(frozen=True)
+class WorkspaceLedgerSpec:
+    """What a workspace-level ledger is: its ledger id (which seeds the genesis hash, so its
+    lines can never pass for a session's) and the type its first line must have."""
+
+    name: str
+    ledger_id: str
+    first_type: str
+
+
+WORKSPACE_LEDGERS: dict[str, WorkspaceLedgerSpec] = {
+    # the Metadata Catalog (modules/catalog): every history starts with a Catalog Sync Run
+    "catalog": WorkspaceLedgerSpec("catalog", "workspace-catalog", "catalog_sync_started"),
+    # the Memory registry (§4.3): its event types arrive with the Memory registry itself
+    "memory": WorkspaceLedgerSpec("memory", "workspace-memory", "memory_saved"),
+}
+
+
+def workspace_ledger_spec(name: str) -> WorkspaceLedgerSpec:
+    """The spec of a workspace-level ledger; ``UsageError`` for a name that is not one."""
+    spec = WORKSPACE_LEDGERS.get(name)
+    if spec is None:
+        from kernel.errors import UsageError
+
+        raise UsageError(
+            f"{name!r} is not a workspace-level ledger (known: {', '.join(WORKSPACE_LEDGERS)})"
+        )
+    return spec
 
 
 class LedgerPort(Protocol):
@@ -127,3 +169,24 @@ class SessionStore(Protocol):
         ...
 
     def write_checkpoint(self, session_id: str, data: bytes) -> None: ...
+
+    # ------------------------------------------------------------------ workspace-level ledgers
+
+    def workspace_ledger(self, name: WorkspaceLedgerName) -> LedgerPort:
+        """A workspace-level ledger (``catalog``, ``memory``): created on its first append;
+        ``exists()`` is False until then."""
+        ...
+
+    def put_workspace_object(self, name: WorkspaceLedgerName, data: bytes) -> str:
+        """Store content durably beside a workspace-level ledger under its SHA-256."""
+        ...
+
+    def get_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> bytes:
+        """Content by hash, verified; ``NotFoundError`` / ``IntegrityError``."""
+        ...
+
+    def read_workspace_cache(self, name: WorkspaceLedgerName) -> bytes | None:
+        """The rebuildable fold cache of a workspace-level ledger, or None."""
+        ...
+
+    def write_workspace_cache(self, name: WorkspaceLedgerName, data: bytes) -> None: ...

@@ -7,6 +7,12 @@ Per session::
     objects/ab/<sha256>      content-addressed artifact versions (written before the ledger)
     artifacts/<name>         the current version of each artifact (materialized after it)
 
+Workspace-level ledgers (ARCHITECTURE §3.5), one folder each under the workspace root::
+
+    catalog/ledger.jsonl     the Metadata Catalog's ledger (+ .lock, ledger.head)
+    catalog/objects/<sha256> its content-addressed objects (the introspection snapshots)
+    memory/…                 the Memory registry, likewise
+
 Caches (rebuildable) live under ``<workspace>/.tht/cache/``.
 """
 
@@ -21,7 +27,7 @@ from kernel.atomic import atomic_write as _atomic_write
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
 from kernel.ledger import Ledger
 from kernel.log import get_logger
-from kernel.store.base import SESSION_ID
+from kernel.store.base import SESSION_ID, WorkspaceLedgerName, workspace_ledger_spec
 
 __all__ = ["FileSystemStore", "atomic_write"]
 
@@ -39,10 +45,15 @@ class FileSystemStore:
     #: ledgers kept open (with their writer's descriptors) for a long-lived process
     OPEN_LEDGERS = 32
 
-    def __init__(self, sessions_dir: Path, cache_dir: Path) -> None:
+    def __init__(
+        self, sessions_dir: Path, cache_dir: Path, workspace_root: Path | None = None
+    ) -> None:
         self.sessions_dir = sessions_dir
         self.cache_dir = cache_dir
+        #: where the workspace-level ledgers' folders live (default: beside ``sessions/``)
+        self.workspace_root = sessions_dir.parent if workspace_root is None else workspace_root
         self._ledgers: OrderedDict[str, Ledger] = OrderedDict()
+        self._workspace_ledgers: dict[str, Ledger] = {}
 
     def _dir(self, session_id: str) -> Path:
         if not _SESSION_ID.match(session_id):
@@ -169,3 +180,59 @@ class FileSystemStore:
             atomic_write(self._checkpoint_path(session_id), data, durable=False)
         except OSError as err:  # verified on every read; losing one costs time only
             logger.debug("checkpoint of %s not written: %s", session_id, err)
+
+    # ------------------------------------------------------------------ workspace-level ledgers
+
+    def workspace_dir(self, name: WorkspaceLedgerName) -> Path:
+        """The folder of a workspace-level ledger (``<workspace>/catalog``, …)."""
+        return self.workspace_root / workspace_ledger_spec(name).name
+
+    def workspace_ledger(self, name: WorkspaceLedgerName) -> Ledger:
+        spec = workspace_ledger_spec(name)
+        ledger = self._workspace_ledgers.get(spec.name)
+        if ledger is None:
+            ledger = Ledger(self.workspace_dir(name) / "ledger.jsonl", spec.ledger_id)
+            ledger.ledger_name = spec.name
+            ledger.first_type = spec.first_type
+            self._workspace_ledgers[spec.name] = ledger
+        return ledger
+
+    def _workspace_object_path(self, name: WorkspaceLedgerName, sha256: str) -> Path:
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+            raise UsageError(f"{sha256!r} is not a SHA-256")
+        return self.workspace_dir(name) / "objects" / sha256
+
+    def put_workspace_object(self, name: WorkspaceLedgerName, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self._workspace_object_path(name, digest)
+        if not path.exists():
+            atomic_write(path, data)
+        return digest
+
+    def get_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> bytes:
+        path = self._workspace_object_path(name, sha256)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as err:
+            raise NotFoundError(f"content {sha256[:12]}… is missing from {name}/objects") from err
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(f"stored content {sha256[:12]}… of {name}/objects was altered")
+        return data
+
+    def _workspace_cache_path(self, name: WorkspaceLedgerName) -> Path:
+        return self.cache_dir / "workspace" / f"{workspace_ledger_spec(name).name}.msgpack"
+
+    def read_workspace_cache(self, name: WorkspaceLedgerName) -> bytes | None:
+        try:
+            return self._workspace_cache_path(name).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            logger.debug("fold cache of %s unreadable: %s", name, err)
+            return None
+
+    def write_workspace_cache(self, name: WorkspaceLedgerName, data: bytes) -> None:
+        try:
+            atomic_write(self._workspace_cache_path(name), data, durable=False)
+        except OSError as err:  # a cache is an optimisation only
+            logger.debug("fold cache of %s not written: %s", name, err)

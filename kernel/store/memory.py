@@ -34,7 +34,7 @@ from kernel.ledger_verify import (
     line_hash,
     verify_ledger_bytes,
 )
-from kernel.store.base import SESSION_ID
+from kernel.store.base import SESSION_ID, WorkspaceLedgerName, workspace_ledger_spec
 
 __all__ = ["MemoryLedger", "MemoryStore"]
 
@@ -214,6 +214,8 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._workspace: dict[str, _Session] = {}  # workspace-level ledgers by name
+        self._workspace_caches: dict[str, bytes] = {}
         self._caches: dict[str, bytes] = {}
         self._checkpoints: dict[str, bytes] = {}
         self._lock = threading.Lock()
@@ -281,8 +283,48 @@ class MemoryStore:
     def write_checkpoint(self, session_id: str, data: bytes) -> None:
         self._checkpoints[session_id] = bytes(data)
 
+    # ------------------------------------------------------------------ workspace-level ledgers
+
+    def _workspace_entry(self, name: WorkspaceLedgerName) -> _Session:
+        spec = workspace_ledger_spec(name)
+        with self._lock:
+            found = self._workspace.get(spec.name)
+            if found is None:
+                ledger = MemoryLedger(spec.ledger_id)
+                ledger.ledger_name = spec.name
+                ledger.first_type = spec.first_type
+                found = self._workspace[spec.name] = _Session(b"", ledger)
+        return found
+
+    def workspace_ledger(self, name: WorkspaceLedgerName) -> MemoryLedger:
+        return self._workspace_entry(name).ledger
+
+    def put_workspace_object(self, name: WorkspaceLedgerName, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        self._workspace_entry(name).objects.setdefault(digest, bytes(data))
+        return digest
+
+    def get_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> bytes:
+        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+            raise UsageError(f"{sha256!r} is not a SHA-256")
+        data = self._workspace_entry(name).objects.get(sha256)
+        if data is None:
+            raise NotFoundError(f"content {sha256[:12]}… is missing from {name}/objects")
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise IntegrityError(f"stored content {sha256[:12]}… of {name}/objects was altered")
+        return data
+
+    def read_workspace_cache(self, name: WorkspaceLedgerName) -> bytes | None:
+        return self._workspace_caches.get(workspace_ledger_spec(name).name)
+
+    def write_workspace_cache(self, name: WorkspaceLedgerName, data: bytes) -> None:
+        self._workspace_caches[workspace_ledger_spec(name).name] = bytes(data)
+
     # ------------------------------------------------------------------ for tests
 
     def damage_object(self, session_id: str, sha256: str) -> None:
         """Alter stored content behind the store's back (the contract suite's tamper hook)."""
         self._get(session_id).objects[sha256] = b"altered"
+
+    def damage_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> None:
+        self._workspace_entry(name).objects[sha256] = b"altered"

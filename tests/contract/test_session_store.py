@@ -32,7 +32,7 @@ import pytest
 
 from kernel import events as ev
 from kernel.clock import FixedClock, SeededIds
-from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyError
+from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.fold import fold
 from kernel.ledger import genesis_hash, line_hash
 from kernel.outcomes import ArtifactChange, ModuleOutcome, ReviewRequest
@@ -59,6 +59,8 @@ class Backend:
     #: every committed line's bytes, as the backend holds them
     lines: Callable[[SessionStore, str], list[bytes]]
     marks: Sequence[Any] = field(default=())
+    #: alter a workspace-level object (``name``, ``sha256``) behind the store's back
+    damage_workspace_object: Callable[[SessionStore, str, str], None] | None = None
 
 
 def _fs_damage(store: SessionStore, session: str, sha256: str) -> None:
@@ -77,6 +79,16 @@ def _fs_damage_line(store: SessionStore, session: str, seq: int, data: bytes) ->
     lines[seq - 1] = data
     path = store.sessions_dir / session / "ledger.jsonl"
     path.write_bytes(b"".join(line + b"\n" for line in lines))
+
+
+def _fs_damage_workspace(store: SessionStore, name: str, sha256: str) -> None:
+    assert isinstance(store, FileSystemStore)
+    (store.workspace_root / name / "objects" / sha256).write_bytes(b"altered")
+
+
+def _memory_damage_workspace(store: SessionStore, name: str, sha256: str) -> None:
+    assert isinstance(store, MemoryStore)
+    store.damage_workspace_object("catalog" if name == "catalog" else "memory", sha256)
 
 
 def _memory_damage(store: SessionStore, session: str, sha256: str) -> None:
@@ -101,6 +113,7 @@ BACKENDS = [
         damage_object=_fs_damage,
         damage_line=_fs_damage_line,
         lines=_fs_lines,
+        damage_workspace_object=_fs_damage_workspace,
     ),
     Backend(
         "memory",
@@ -108,6 +121,7 @@ BACKENDS = [
         damage_object=_memory_damage,
         damage_line=_memory_damage_line,
         lines=_memory_lines,
+        damage_workspace_object=_memory_damage_workspace,
     ),
 ]
 
@@ -491,3 +505,110 @@ def test_a_ledger_moves_between_stores_byte_for_byte(
     moved = _kernel(target, tmp_path / "moved")
     assert moved.verify(session).ok
     assert moved.load(session).state == kernel.load(session).state
+
+
+# ------------------------------------------------------------------ workspace-level ledgers
+
+
+def _sync_started(run: str = "01RUN") -> ev.EventDraft:
+    return ev.EventDraft(
+        type="catalog_sync_started",
+        actor="module:catalog",
+        subject=run,
+        payload=ev.CatalogSyncStartedPayload(run=run, binding="sqlite:///x.db", dialect="sqlite"),
+    )
+
+
+def test_a_workspace_ledger_is_empty_until_written_and_has_its_own_genesis(
+    store: SessionStore,
+) -> None:
+    ledger = store.workspace_ledger("catalog")
+    tail = ledger.tail()
+    assert (tail.last_seq, tail.head) == (0, genesis_hash(ledger.session_id))
+    assert ledger.session_id not in (SESSION, "catalog")  # never a session's chain
+    assert not ledger.exists() and ledger.read().events == []
+    assert not ledger.verify().ok  # nothing to trust yet
+
+
+def test_a_workspace_ledger_appends_verifies_and_refuses_a_stale_writer(
+    store: SessionStore,
+) -> None:
+    ledger = store.workspace_ledger("catalog")
+    clock = FixedClock()
+    first = ledger.append([_sync_started()], expected_last_seq=0, clock=clock)
+    assert first.events[0].prev == genesis_hash(ledger.session_id)
+    with pytest.raises(ConflictError):
+        ledger.append([_sync_started("02RUN")], expected_last_seq=0, clock=clock)
+    assert store.workspace_ledger("catalog").read().events == first.events
+    assert store.workspace_ledger("catalog").verify().ok
+
+
+def test_a_workspace_ledger_starts_with_its_own_first_type(store: SessionStore) -> None:
+    ledger = store.workspace_ledger("catalog")
+    ledger.append([_created()], expected_last_seq=0, clock=FixedClock())
+    report = ledger.verify()
+    assert not report.ok and [p.code for p in report.problems] == ["first_event"]
+
+
+def test_workspace_ledgers_are_independent_of_sessions_and_of_each_other(
+    store: SessionStore,
+) -> None:
+    store.create_session("catalog", WORKFLOW_BYTES)  # a session may even be named so
+    store.ledger("catalog").append([_created("catalog")], expected_last_seq=0, clock=FixedClock())
+    assert store.workspace_ledger("catalog").read().events == []
+    assert store.workspace_ledger("memory").read().events == []
+    store.workspace_ledger("catalog").append(
+        [_sync_started()], expected_last_seq=0, clock=FixedClock()
+    )
+    assert len(store.ledger("catalog").read().events) == 1
+    assert store.workspace_ledger("memory").tail().last_seq == 0
+
+
+def test_workspace_objects_are_content_addressed_and_verified(
+    store: SessionStore, backend: Backend
+) -> None:
+    data = b'{"tables": []}'
+    digest = store.put_workspace_object("catalog", data)
+    assert digest == hashlib.sha256(data).hexdigest()
+    assert store.put_workspace_object("catalog", data) == digest
+    assert store.get_workspace_object("catalog", digest) == data
+    with pytest.raises(NotFoundError):
+        store.get_workspace_object("memory", digest)  # each ledger has its own objects
+    with pytest.raises(NotFoundError):
+        store.get_workspace_object("catalog", hashlib.sha256(b"never").hexdigest())
+    with pytest.raises(UsageError):
+        store.get_workspace_object("catalog", "../../etc/passwd")
+    assert backend.damage_workspace_object is not None
+    backend.damage_workspace_object(store, "catalog", digest)
+    with pytest.raises(IntegrityError):
+        store.get_workspace_object("catalog", digest)
+
+
+def test_a_workspace_ledger_cache_round_trips(store: SessionStore) -> None:
+    assert store.read_workspace_cache("catalog") is None
+    store.write_workspace_cache("catalog", b"\x01")
+    store.write_workspace_cache("catalog", b"\x02")
+    assert store.read_workspace_cache("catalog") == b"\x02"
+    assert store.read_workspace_cache("memory") is None
+
+
+def test_an_unknown_workspace_ledger_is_a_usage_error(store: SessionStore) -> None:
+    for call in (
+        lambda: store.workspace_ledger("sessions"),  # type: ignore[arg-type]
+        lambda: store.put_workspace_object("../x", b""),  # type: ignore[arg-type]
+        lambda: store.read_workspace_cache("reviewers"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(UsageError):
+            call()
+
+
+def test_the_filesystem_store_keeps_the_catalog_under_the_workspace(tmp_path: Path) -> None:
+    store = FileSystemStore(tmp_path / "sessions", tmp_path / ".tht" / "cache")
+    store.workspace_ledger("catalog").append(
+        [_sync_started()], expected_last_seq=0, clock=FixedClock()
+    )
+    digest = store.put_workspace_object("catalog", b"snapshot")
+    assert (tmp_path / "catalog" / "ledger.jsonl").is_file()
+    assert (tmp_path / "catalog" / "objects" / digest).read_bytes() == b"snapshot"
+    elsewhere = FileSystemStore(tmp_path / "s", tmp_path / "c", workspace_root=tmp_path / "w")
+    assert elsewhere.workspace_dir("catalog") == tmp_path / "w" / "catalog"

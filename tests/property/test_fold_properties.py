@@ -97,6 +97,50 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
     "workflow_approved": st.builds(
         ev.WorkflowApprovedPayload, sha256=st.just(SHA), name=words, version=st.integers(1, 3)
     ),
+    # Metadata Catalog entries (a workspace-level ledger's): never in a session, ignored by it
+    "catalog_sync_started": st.builds(
+        ev.CatalogSyncStartedPayload, run=words, binding=words, dialect=st.just("sqlite")
+    ),
+    "catalog_sync_completed": st.builds(
+        ev.CatalogSyncCompletedPayload,
+        run=words,
+        snapshot=st.just(SHA),
+        version=words,
+        tables=st.integers(0, 3),
+        columns=st.integers(0, 3),
+        relationships=st.integers(0, 3),
+    ),
+    "catalog_sync_failed": st.builds(
+        ev.CatalogSyncFailedPayload, run=words, code=words, reason=words
+    ),
+    "relationship_generated": st.builds(
+        ev.RelationshipGeneratedPayload,
+        id=words,
+        from_table=words,
+        from_columns=st.just(("a",)),
+        to_table=words,
+        to_columns=st.just(("b",)),
+        rule=words,
+    ),
+    "relationship_added": st.builds(
+        ev.RelationshipAddedPayload,
+        id=words,
+        from_table=words,
+        from_columns=st.just(("a",)),
+        to_table=words,
+        to_columns=st.just(("b",)),
+    ),
+    "relationship_deleted": st.builds(
+        ev.RelationshipDeletedPayload,
+        id=words,
+        mode=st.sampled_from(["logical", "permanent"]),
+        reason=words,
+    ),
+    "relationship_restored": st.builds(ev.RelationshipRestoredPayload, id=words),
+    "relationships_reconstructed": st.builds(
+        ev.RelationshipsReconstructedPayload, generated=st.integers(0, 2)
+    ),
+    "catalog_cleaned": st.builds(ev.CatalogCleanedPayload, reason=words),
 }
 
 

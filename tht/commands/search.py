@@ -134,6 +134,9 @@ def pack_cmd(
 
         seqs = [e.seq for e in applied.events if isinstance(e, EvidenceConsulted)]
         body["receipt"] = seqs[-1] if seqs else None
+    schema = _schema_section(app_, view, pack) if stage == "schema_linking" else None
+    if schema is not None:
+        body["schema"] = schema
     if pack.outcome.status == "unavailable":
         inv.note(f"warning: {pack.outcome.warning}")
         inv.emit(body, f"unavailable: {pack.outcome.warning}")
@@ -142,7 +145,25 @@ def pack_cmd(
     evidence: list[dict[str, Any]] = body["evidence"]  # type: ignore[assignment]
     for item in evidence:
         lines.append(f"  {item['id']}  [{item['kind']}] {item['title']}")
+    if schema is not None and schema["status"] == "available":
+        lines.append(f"linked schema for: {schema['question']}")
+        lines += [f"  table {t['name']} ({t['score']:.4f})" for t in schema["tables"]]
+        lines += [f"  join {j['from']} = {j['to']}" for j in schema["joins"]]
+    elif schema is not None:
+        inv.note(f"warning: linked schema unavailable: {schema['warning']}")
+        if schema["reason"] != "no_database":  # fail closed: the stage needs it
+            inv.emit(body, "\n".join(lines))
+            raise typer.Exit(6)
     inv.emit(body, "\n".join(lines))
+
+
+def _schema_section(app_: App, view: SessionView, pack: Any) -> dict[str, Any]:
+    """The linked schema for the session's (rewritten) question; the pack's results are the
+    Evidence Hints (tht/schema_runtime.py)."""
+    from tht.schema_runtime import schema_pack_section, session_question
+
+    results = [(r.kind, r.title, r.excerpt) for r in pack.outcome.results]
+    return schema_pack_section(app_, session_question(view), results)
 
 
 def _session_view(app_: App, session: str, stage: str) -> SessionView:

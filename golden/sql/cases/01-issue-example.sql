@@ -1,0 +1,1 @@
+SELEC banana FROM WHERE ;;; DROP TABLE x

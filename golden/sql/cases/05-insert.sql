@@ -1,0 +1,1 @@
+INSERT INTO ospedali (id, nome, citta, regione) VALUES (99, 'x', 'y', 'z');

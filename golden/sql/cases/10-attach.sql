@@ -1,0 +1,1 @@
+ATTACH DATABASE 'altro.db' AS altro;

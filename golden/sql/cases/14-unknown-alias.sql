@@ -1,0 +1,1 @@
+SELECT x.nome FROM ospedali AS o;

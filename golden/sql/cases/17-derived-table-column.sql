@@ -1,0 +1,1 @@
+SELECT t.n FROM (SELECT COUNT(*) AS totale FROM ricoveri) AS t;

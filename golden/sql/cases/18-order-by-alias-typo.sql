@@ -1,0 +1,1 @@
+SELECT nome AS ospedale FROM ospedali ORDER BY ospedal;

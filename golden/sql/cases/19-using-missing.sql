@@ -1,0 +1,1 @@
+SELECT * FROM ricoveri JOIN procedure USING (codice);

@@ -1,0 +1,4 @@
+SELECT nome
+FROM ospedali
+WHERE regione = 'Lazio' AND
+ORDER BY nome;

@@ -1,0 +1,1 @@
+SELECT o.* , z.* FROM ospedali AS o;

@@ -1,0 +1,2 @@
+WITH d AS (DELETE FROM ricoveri RETURNING id)
+SELECT count(*) FROM d;

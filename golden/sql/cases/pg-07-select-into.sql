@@ -1,0 +1,1 @@
+SELECT * INTO copia FROM ospedali;

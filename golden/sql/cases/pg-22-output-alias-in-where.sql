@@ -1,0 +1,1 @@
+SELECT nome AS n FROM ospedali WHERE n = 'x';

@@ -1,0 +1,343 @@
+"""The Metadata Catalog's fold: ledger events → :class:`CatalogState`. Pure and total.
+
+``fold_catalog(events, load_snapshot)`` folds a whole ledger; ``fold_catalog_from(state, events,
+load_snapshot)`` continues from a folded state, and ``fold_catalog(a + b) ==
+fold_catalog_from(fold_catalog(a), b)`` (a property test holds it to that), so a cached state
+(keyed by ``(last_seq, head)``) costs time proportional to the new events only.
+
+``load_snapshot(sha256)`` returns the content-addressed Introspection a completed run recorded;
+it may raise (a missing or altered object is an integrity error of the store, not of the fold).
+
+The fold never raises on a bad entry: it records a :class:`CatalogProblem` and ignores the
+entry (``tht catalog verify`` reports them; no write is accepted on a catalog that has any):
+a curation entry whose actor is not a human, a ``relationship_generated`` outside a sync or
+reconstruction batch, endpoints that are not Catalog Columns, an id that is not the endpoints'
+id, a deletion of what is not there, a run that is not the active one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import msgspec
+
+from kernel import events as ev
+from kernel.database.types import Introspection
+from kernel.replay import is_human_actor
+from modules.catalog.endpoints import relationship_id
+from modules.catalog.records import (
+    CatalogProblem,
+    CatalogState,
+    CatalogSyncRun,
+    LogicalRelationship,
+)
+from modules.catalog.synchronization import CatalogContent, apply_snapshot, drop_endpoints
+
+__all__ = ["SnapshotLoader", "fold_catalog", "fold_catalog_from"]
+
+SnapshotLoader = Callable[[str], Introspection]
+_R = TypeVar("_R", bound=msgspec.Struct)
+
+#: entries only a human records (glossary: curation is an explicit administrative act)
+_HUMAN_ONLY = frozenset(
+    {
+        "relationship_added",
+        "relationship_deleted",
+        "relationship_restored",
+        "relationships_reconstructed",
+        "catalog_cleaned",
+    }
+)
+
+
+def fold_catalog(events: Iterable[ev.Event], load_snapshot: SnapshotLoader) -> CatalogState:
+    return fold_catalog_from(CatalogState(), events, load_snapshot)
+
+
+def fold_catalog_from(
+    state: CatalogState, events: Iterable[ev.Event], load_snapshot: SnapshotLoader
+) -> CatalogState:
+    folder = _Folder(state, load_snapshot)
+    for event in events:
+        folder.apply(event)
+    return folder.freeze()
+
+
+class _Reject(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Folder:
+    def __init__(self, state: CatalogState, load_snapshot: SnapshotLoader) -> None:
+        self.load_snapshot = load_snapshot
+        self.content = CatalogContent(
+            tables=dict(state.tables), physical=dict(state.physical), logical=dict(state.logical)
+        )
+        self.runs = dict(state.runs)
+        self.active_run = state.active_run
+        self.last_completed = state.last_completed
+        self.follows = state.follows
+        self.dialect = state.dialect
+        self.last_seq = state.last_seq
+        self.last_ts = state.last_ts
+        self.signed_from = state.signed_from
+        self.problems = list(state.problems)
+        self.batch = state.batch
+        self.batch_actor = state.batch_actor
+        self.batch_expected = state.batch_expected
+        self.open = state.batch is not None
+        self.handlers: dict[type[ev.Event], Callable[[ev.Event], None]] = {
+            ev.CatalogSyncStarted: self._started,
+            ev.CatalogSyncCompleted: self._completed,
+            ev.CatalogSyncFailed: self._failed,
+            ev.RelationshipGenerated: self._generated,
+            ev.RelationshipAdded: self._added,
+            ev.RelationshipDeleted: self._deleted,
+            ev.RelationshipRestored: self._restored,
+            ev.RelationshipsReconstructed: self._reconstructed,
+            ev.CatalogCleaned: self._cleaned,
+        }
+
+    # ------------------------------------------------------------------ driving
+
+    def apply(self, event: ev.Event) -> None:
+        if not self.open:
+            self.batch, self.batch_actor, self.batch_expected = None, "", 0
+        kind = ev.info_of(event).type
+        self.last_seq, self.last_ts = event.seq, event.ts
+        if is_human_actor(event.actor) and event.sig is not None and self.signed_from is None:
+            self.signed_from = event.seq
+        handler = self.handlers.get(type(event))
+        try:
+            if handler is None:
+                raise _Reject("not_catalog", f"{kind} does not belong in the catalog ledger")
+            if kind in _HUMAN_ONLY and not is_human_actor(event.actor):
+                raise _Reject("actor", f"{kind} is human-only, recorded by {event.actor}")
+            handler(event)
+        except _Reject as rejected:
+            self.problems.append(
+                CatalogProblem(seq=event.seq, code=rejected.code, message=rejected.message)
+            )
+        self.open = event.batch_left > 0
+        if not self.open and self.batch == "reconstruct" and self.batch_expected:
+            self.problems.append(
+                CatalogProblem(
+                    seq=event.seq,
+                    code="batch",
+                    message=f"the reconstruction announced {self.batch_expected} more "
+                    "generated relationship(s) than its batch holds",
+                )
+            )
+
+    def freeze(self) -> CatalogState:
+        open_batch = self.batch if self.open else None
+        return CatalogState(
+            last_seq=self.last_seq,
+            last_ts=self.last_ts,
+            dialect=self.dialect,
+            tables=self.content.tables,
+            physical=self.content.physical,
+            logical=self.content.logical,
+            runs=self.runs,
+            active_run=self.active_run,
+            last_completed=self.last_completed,
+            follows=self.follows,
+            signed_from=self.signed_from,
+            problems=tuple(self.problems),
+            batch=open_batch,
+            batch_actor=self.batch_actor if open_batch else "",
+            batch_expected=self.batch_expected if open_batch else 0,
+        )
+
+    # ------------------------------------------------------------------ runs
+
+    def _active(self, run: str) -> CatalogSyncRun:
+        found = self.runs.get(run)
+        if found is None or self.active_run != run:
+            raise _Reject("run", f"run {run} is not the active Catalog Sync Run")
+        return found
+
+    def _started(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.CatalogSyncStarted)
+        p = event.payload
+        if self.active_run is not None:
+            raise _Reject("run", f"run {self.active_run} is still active; {p.run} cannot start")
+        if p.run in self.runs:
+            raise _Reject("run", f"run {p.run} already exists")
+        self.runs[p.run] = CatalogSyncRun(
+            id=p.run,
+            status="active",
+            scope=p.scope,
+            binding=p.binding,
+            dialect=p.dialect,
+            started_seq=event.seq,
+            started_ts=event.ts,
+        )
+        self.active_run = p.run
+        self.dialect = p.dialect
+
+    def _completed(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.CatalogSyncCompleted)
+        p = event.payload
+        run = self._active(p.run)
+        applied = (p.snapshot, p.version)
+        if run.scope is not None or self.follows != applied:  # else: a no-op, skipped
+            snapshot = self.load_snapshot(p.snapshot)
+            apply_snapshot(self.content, snapshot, scope=run.scope, version=p.version)
+            self.follows = applied if run.scope is None else None
+        self.runs[p.run] = _replace(
+            run,
+            status="completed",
+            ended_seq=event.seq,
+            ended_ts=event.ts,
+            snapshot=p.snapshot,
+            version=p.version,
+            unchanged=p.unchanged,
+            tables=p.tables,
+            columns=p.columns,
+            relationships=p.relationships,
+            capabilities=dict(p.capabilities),
+        )
+        self.active_run = None
+        self.last_completed = p.run
+        self.batch, self.batch_actor = "sync", event.actor
+
+    def _failed(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.CatalogSyncFailed)
+        p = event.payload
+        run = self._active(p.run)
+        self.runs[p.run] = _replace(
+            run,
+            status="failed",
+            ended_seq=event.seq,
+            ended_ts=event.ts,
+            failure=p.code,
+            reason=p.reason,
+        )
+        self.active_run = None
+
+    # ------------------------------------------------------------------ relationships
+
+    def _endpoints(self, p: ev.RelationshipEndpointsPayload) -> None:
+        for table, columns in ((p.from_table, p.from_columns), (p.to_table, p.to_columns)):
+            found = self.content.tables.get(table)
+            if found is None:
+                raise _Reject("endpoint", f"{table} is not a Catalog Table")
+            missing = [c for c in columns if found.column(c) is None]
+            if missing or not columns:
+                raise _Reject("endpoint", f"{table} has no column {', '.join(missing) or '()'}")
+        if len(p.from_columns) != len(p.to_columns):
+            raise _Reject("endpoint", "the two endpoints have different numbers of columns")
+        if p.from_table == p.to_table and p.from_columns == p.to_columns:
+            raise _Reject("endpoint", "a relationship joins two different endpoints")
+        rid = relationship_id("logical", p.from_table, p.from_columns, p.to_table, p.to_columns)
+        if p.id != rid:
+            raise _Reject("id", f"{p.id} is not the id of its endpoints ({rid})")
+        if p.id in self.content.logical:
+            raise _Reject("duplicate", f"relationship {p.id} already exists")
+
+    def _generated(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.RelationshipGenerated)
+        if not self.open or self.batch not in ("sync", "reconstruct"):
+            raise _Reject("batch", "a generated relationship outside a sync or reconstruction")
+        if event.actor != self.batch_actor:
+            raise _Reject("actor", f"{event.actor} is not who recorded the batch")
+        if self.batch == "reconstruct":
+            if self.batch_expected <= 0:
+                raise _Reject("batch", "more generated relationships than announced")
+            self.batch_expected -= 1
+        p = event.payload
+        self._endpoints(p)
+        self.content.logical[p.id] = LogicalRelationship(
+            id=p.id,
+            origin="generated",
+            from_table=p.from_table,
+            from_columns=tuple(p.from_columns),
+            to_table=p.to_table,
+            to_columns=tuple(p.to_columns),
+            rule=p.rule,
+            seq=event.seq,
+        )
+
+    def _added(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.RelationshipAdded)
+        p = event.payload
+        self._endpoints(p)
+        self.content.logical[p.id] = LogicalRelationship(
+            id=p.id,
+            origin="manual",
+            from_table=p.from_table,
+            from_columns=tuple(p.from_columns),
+            to_table=p.to_table,
+            to_columns=tuple(p.to_columns),
+            rationale=p.rationale,
+            seq=event.seq,
+        )
+
+    def _deleted(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.RelationshipDeleted)
+        p = event.payload
+        found = self.content.logical.get(p.id)
+        if found is None:
+            raise _Reject("relationship", f"{p.id} is not a Logical Relationship")
+        if p.mode == "permanent":
+            del self.content.logical[p.id]
+            return
+        if found.state == "deleted":
+            raise _Reject("relationship", f"{p.id} is already deleted")
+        self.content.logical[p.id] = _replace(
+            found, state="deleted", deleted_seq=event.seq, deleted_reason=p.reason
+        )
+
+    def _restored(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.RelationshipRestored)
+        found = self.content.logical.get(event.payload.id)
+        if found is None or found.state != "deleted":
+            raise _Reject("relationship", f"{event.payload.id} is not logically deleted")
+        self.content.logical[found.id] = _replace(
+            found, state="active", deleted_seq=None, deleted_reason=""
+        )
+
+    def _reconstructed(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.RelationshipsReconstructed)
+        self.batch, self.batch_actor = "reconstruct", event.actor
+        self.batch_expected = event.payload.generated
+        if event.payload.generated and not event.batch_left:
+            raise _Reject("batch", "the reconstruction announces relationships it does not hold")
+
+    # ------------------------------------------------------------------ cleanup
+
+    def _cleaned(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.CatalogCleaned)
+        p = event.payload
+        tables = self.content.tables
+        missing = [t for t in p.tables if t not in tables]
+        for ref in p.columns:
+            table, _, column = ref.partition(".")
+            if table not in tables or tables[table].column(column) is None:
+                missing.append(ref)
+        missing += [r for r in p.relationships if r not in self.content.physical]
+        if missing:
+            raise _Reject("cleanup", f"nothing to clean up at {', '.join(missing)}")
+        removed: set[tuple[str, str]] = set()
+        for name in p.tables:
+            removed.update((name, c.name) for c in tables[name].columns)
+            del tables[name]
+        for ref in p.columns:
+            table, _, column = ref.partition(".")
+            if table in tables:
+                kept = tuple(c for c in tables[table].columns if c.name != column)
+                tables[table] = _replace(tables[table], columns=kept)
+                removed.add((table, column))
+        for rid in p.relationships:
+            self.content.physical.pop(rid, None)
+        drop_endpoints(self.content, removed)
+        self.follows = None
+
+
+def _replace(record: _R, **changes: Any) -> _R:
+    return msgspec.structs.replace(record, **changes)

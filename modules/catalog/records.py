@@ -1,0 +1,156 @@
+"""The Metadata Catalog's folded records (glossary "Catalogo dei metadati"): plain, frozen data.
+
+- :class:`CatalogTable` / :class:`CatalogColumn` — the persisted representation of a Physical
+  Table / Column: observed facts governed by synchronization, plus Catalog Metadata
+  (``description``, ``sensitive``; Generated Descriptions arrive with the next issue) that a
+  resync keeps for the same names.
+- :class:`CatalogRelationship` — a declared foreign key as observed.
+- :class:`LogicalRelationship` — Generated or Manual; ``active`` or ``deleted`` (a Logical
+  Relationship Deletion: the record stays, as an exclusion). A Permanent Relationship Deletion
+  removes the record.
+- :class:`CatalogSyncRun` — a Catalog Sync Run: scope, status, what it recorded.
+- :class:`CatalogState` — the whole fold; ``problems`` are ledger entries the fold refused.
+
+The per-table and per-relationship records are many (20,000 columns for a 1,000-table database)
+and hold only strings, numbers and tuples of records, never a cycle: ``gc=False`` keeps the
+cyclic garbage collector from walking them on every allocation burst.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "CatalogColumn",
+    "CatalogProblem",
+    "CatalogRelationship",
+    "CatalogState",
+    "CatalogSyncRun",
+    "CatalogTable",
+    "LogicalRelationship",
+]
+
+
+class CatalogColumn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    name: str
+    position: int
+    type: str
+    nullable: bool = True
+    pk: bool = False
+    pk_position: int = 0
+    comment: str = ""  # observed in the database; never a Description
+    description: str = ""  # Catalog Metadata (curated)
+    sensitive: bool = False  # the Sensitive Data Flag: false by default, also for new columns
+
+
+class CatalogTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    name: str
+    kind: Literal["table", "view"] = "table"
+    columns: tuple[CatalogColumn, ...] = ()
+    comment: str = ""
+    description: str = ""
+    #: Catalog Freshness: the structure version this table was last synced at
+    synced_version: str = ""
+
+    def column(self, name: str) -> CatalogColumn | None:
+        for column in self.columns:
+            if column.name == name:
+                return column
+        return None
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        keyed = sorted((c for c in self.columns if c.pk), key=lambda c: (c.pk_position, c.position))
+        return tuple(c.name for c in keyed)
+
+
+class CatalogRelationship(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    id: str
+    constraint: str
+    from_table: str
+    from_columns: tuple[str, ...]
+    to_table: str
+    to_columns: tuple[str, ...]
+
+
+class LogicalRelationship(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    id: str
+    origin: Literal["generated", "manual"]
+    state: Literal["active", "deleted"] = "active"
+    from_table: str
+    from_columns: tuple[str, ...]
+    to_table: str
+    to_columns: tuple[str, ...]
+    rule: str = ""  # a generated one's inference rule
+    rationale: str = ""  # a manual one's rationale
+    seq: int = 0  # where it was generated or added
+    deleted_seq: int | None = None
+    deleted_reason: str = ""
+
+
+class CatalogSyncRun(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    status: Literal["active", "completed", "failed"]
+    scope: tuple[str, ...] | None = None
+    binding: str = ""
+    dialect: str = ""
+    started_seq: int
+    started_ts: str
+    ended_seq: int | None = None
+    ended_ts: str | None = None
+    snapshot: str | None = None
+    version: str | None = None
+    unchanged: bool = False
+    tables: int = 0
+    columns: int = 0
+    relationships: int = 0
+    generated: int = 0
+    capabilities: dict[str, str] = msgspec.field(default_factory=dict)
+    failure: str = ""  # the failure code: interrupted | unavailable | error
+    reason: str = ""
+
+
+class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    code: str
+    message: str
+
+
+class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
+    last_seq: int = 0
+    last_ts: str | None = None
+    #: the binding's dialect at the last run (``sqlite`` | ``postgresql``); "" before any run
+    dialect: str = ""
+    tables: dict[str, CatalogTable] = msgspec.field(default_factory=dict)
+    physical: dict[str, CatalogRelationship] = msgspec.field(default_factory=dict)
+    logical: dict[str, LogicalRelationship] = msgspec.field(default_factory=dict)
+    runs: dict[str, CatalogSyncRun] = msgspec.field(default_factory=dict)
+    active_run: str | None = None
+    last_completed: str | None = None
+    #: ``(snapshot, version)`` of the last Synchronize All when nothing changed the tables or
+    #: the Catalog Relationships since: applying that snapshot again changes nothing (the
+    #: unchanged resync's fast path); None after a scoped run or a cleanup
+    follows: tuple[str, str] | None = None
+    #: the seq of the first signed human entry: from there on every human entry must be signed
+    signed_from: int | None = None
+    problems: tuple[CatalogProblem, ...] = ()
+    # the batch still open after the last event (None at a batch boundary, always the case
+    # after a committed append): its kind, actor and the generated lines it still announces
+    batch: str | None = None
+    batch_actor: str = ""
+    batch_expected: int = 0
+
+    @property
+    def synced(self) -> bool:
+        """Whether any Catalog Sync Run ever completed."""
+        return self.last_completed is not None
+
+    def table(self, name: str) -> CatalogTable | None:
+        """The table named ``name`` (exact, else the one case-insensitive match)."""
+        found = self.tables.get(name)
+        if found is not None:
+            return found
+        folded = [t for t in self.tables.values() if t.name.lower() == name.lower()]
+        return folded[0] if len(folded) == 1 else None

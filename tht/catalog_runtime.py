@@ -1,0 +1,225 @@
+"""Composition root of the Metadata Catalog: its capability object, built for one command.
+
+The only place that builds what ``modules/catalog`` is given (ARCHITECTURE §3.4, spec 003 §11):
+the workspace-level ledger ``catalog`` and its objects from the store port, the composition
+root's clock and ids (``THT_CLOCK`` / ``THT_SEED`` make runs deterministic), the Workspace
+Database from ``kernel.database`` behind :class:`~modules.catalog.DatabaseAccess` (only the
+binding's redacted ``display`` ever reaches the module), the sync lock and run logs under
+``catalog/``, and — in signed mode — the reviewer's signer and the registry's check.
+
+Others use :func:`schema_view` (the SchemaView handed to Disambiguation, schema linking, SQL
+validation) and :func:`open_catalog`; the commands use :func:`sync` and :func:`current_version`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernel.database import DatabaseBinding
+    from kernel.events import Event
+    from kernel.ledger_records import Signer
+    from kernel.schema_view import SchemaView
+    from modules.catalog import Catalog, CatalogCapabilities, DatabaseAccess, SyncReport
+    from modules.catalog.capabilities import Progress
+    from tht.composition import App
+
+__all__ = [
+    "catalog_capabilities",
+    "catalog_dir",
+    "current_version",
+    "database_access",
+    "open_catalog",
+    "run_log_path",
+    "schema_view",
+    "sync",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def catalog_dir(app: App) -> Path:
+    return app.workspace.root / "catalog"
+
+
+def run_log_path(app: App, run: str) -> Path:
+    return catalog_dir(app) / "runs" / f"{run}.log"
+
+
+def binding(app: App) -> DatabaseBinding | None:
+    """The Database Binding of ``workspace.yaml`` (None when it binds none; exit 2 when the
+    settings are wrong, naming the file and field)."""
+    from kernel.database import binding_from_settings
+
+    ws = app.workspace
+    return binding_from_settings(ws.root, ws.settings_file, app.settings.database, os.environ)
+
+
+def database_access(app: App) -> DatabaseAccess | None:
+    from modules.catalog import DatabaseAccess
+
+    bound = binding(app)
+    if bound is None:
+        return None
+
+    def check_reachable() -> None:
+        from kernel.database import check_reachable as check
+
+        check(bound)
+
+    def structure_version() -> str:
+        from kernel.database import structure_version as version
+
+        return version(bound)
+
+    def introspect(scope: Any, progress: Progress | None) -> Any:
+        from kernel.database import introspect as observe
+
+        return observe(bound, scope=scope, progress=progress)
+
+    return DatabaseAccess(
+        display=bound.display,
+        dialect=bound.dialect,
+        check_reachable=check_reachable,
+        structure_version=structure_version,
+        introspect=introspect,
+    )
+
+
+def _run_log(app: App) -> Any:
+    def log(run: str, line: str) -> None:
+        path = run_log_path(app, run)
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, f"{stamp} {line}\n".encode())
+            finally:
+                os.close(fd)
+        except OSError as err:  # a log is for people; the ledger is the record
+            logger.debug("run log %s not written: %s", path, err)
+
+    return log
+
+
+def _signer_for(app: App) -> Any:
+    def signer_for(actor: str) -> Signer | None:
+        from kernel.errors import PolicyError
+
+        trust = app.kernel.trust
+        if not trust.signed:
+            return None
+        if trust.unlock is None:
+            raise PolicyError("signed mode: no way to unlock a reviewer key here")
+        key = trust.unlock(actor)
+        if key.reviewer != actor:
+            raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
+
+        def sign(event: Event) -> str | None:
+            return key.sign_event(event) if event.actor == actor else None
+
+        return sign
+
+    return signer_for
+
+
+def _human_check(app: App) -> Any:
+    def check(event: Event) -> str | None:
+        found = app.kernel.trust.human_check
+        if found is None:
+            return "no reviewer registry: the signature cannot be verified"
+        return found(event)
+
+    return check
+
+
+def catalog_capabilities(app: App, *, with_database: bool = False) -> CatalogCapabilities:
+    """The module's capabilities; the database only ``with_database`` (reads never need it)."""
+    from modules.catalog import CatalogCapabilities
+    from modules.catalog.sync_lock import sync_lock
+
+    store = app.kernel.store
+    lock_path = catalog_dir(app) / "sync.lock"
+    return CatalogCapabilities(
+        ledger=store.workspace_ledger("catalog"),
+        put_object=lambda data: store.put_workspace_object("catalog", data),
+        get_object=lambda sha: store.get_workspace_object("catalog", sha),
+        read_cache=lambda: store.read_workspace_cache("catalog"),
+        write_cache=lambda data: store.write_workspace_cache("catalog", data),
+        clock=app.clock,
+        ids=app.kernel.ids,
+        database=database_access(app) if with_database else None,
+        sync_lock=lambda: sync_lock(lock_path),
+        run_log=_run_log(app),
+        signer_for=_signer_for(app),
+        human_check=_human_check(app),
+    )
+
+
+def open_catalog(app: App, *, with_database: bool = False) -> Catalog:
+    from modules.catalog import Catalog
+
+    return Catalog(catalog_capabilities(app, with_database=with_database))
+
+
+def schema_view(app: App) -> SchemaView | None:
+    """The catalog's SchemaView (active relationships only); None when never synced."""
+    return open_catalog(app).schema_view()
+
+
+def current_version(app: App) -> str | None:
+    """The binding's current structure version, for Catalog Freshness; None when no database
+    is bound or it cannot be reached (the catalog stays consultable, its freshness unknown)."""
+    from kernel.errors import ThtError
+
+    try:
+        bound = binding(app)
+        if bound is None:
+            return None
+        from kernel.database import structure_version
+
+        return structure_version(bound)
+    except ThtError as err:
+        logger.debug("structure version unavailable: %s", err.message)
+        return None
+
+
+def sync(
+    app: App,
+    *,
+    scope: list[str] | None,
+    progress: Progress | None,
+    index_progress: Callable[[str, int, int], None] | None = None,
+) -> SyncReport:
+    """A Catalog Sync Run; after a completed one, the schema index follows (best effort)."""
+    from modules.catalog import run_sync
+
+    catalog = open_catalog(app, with_database=True)
+    report = run_sync(catalog, scope=scope, progress=progress)
+    _reindex(app, catalog, index_progress)
+    return report
+
+
+def _reindex(app: App, catalog: Catalog, progress: Callable[[str, int, int], None] | None) -> None:
+    from tht.schema_runtime import reindex_schema
+
+    view = catalog.schema_view()
+    if view is None:
+        return
+    try:
+        reindex_schema(app, view, progress=progress)
+    except Exception as err:  # the sync stands; the index is a rebuildable projection
+        import sys
+
+        logger.debug("schema index not updated", exc_info=True)
+        message = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+        sys.stderr.write(
+            f"warning: the schema index was not updated ({message}); the sync stands: "
+            "run `tht catalog reindex` once the cause is fixed\n"
+        )
