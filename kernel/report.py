@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from kernel.fold import SessionState
+from kernel.verification import RESULT_SAMPLE, read_sample
 from kernel.workflow import WorkflowSpec
 
 __all__ = ["FINALIZATION_EVENTS", "render_report", "report_sources"]
@@ -39,10 +40,39 @@ def _natural(name: str) -> tuple[object, ...]:
 
 
 def report_sources(state: SessionState) -> tuple[str, ...]:
-    """The effective artifacts whose content the report quotes: the CTEs, then the final SQL."""
+    """The effective artifacts whose content the report quotes: the CTEs, the final SQL, then
+    F7's verified result sample."""
     names = {a.name for a in state.artifacts if a.status == "effective"}
     ctes = sorted((n for n in names if _is_cte(n)), key=_natural)
-    return (*ctes, *([_FINAL_SQL] if _FINAL_SQL in names else []))
+    tail = [n for n in (_FINAL_SQL, RESULT_SAMPLE) if n in names]
+    return (*ctes, *tail)
+
+
+#: result rows the report shows (the sample has more; the hash covers what the query returned)
+_REPORT_ROWS = 10
+
+
+def _result_lines(content: bytes | None) -> list[str]:
+    sample = read_sample(content) if content is not None else None
+    if sample is None:
+        return ["", "## Result", "", "(result sample not available)"]
+    more = " (truncated at the row limit)" if sample.truncated else ""
+    lines = [
+        "",
+        "## Result",
+        "",
+        f"Verified by tht on the workspace database: {sample.row_count} row(s){more}, result "
+        f"sha256 `{sample.result_sha256}`.",
+        "",
+        "| " + " | ".join(_cell(c.get("name", "")) for c in sample.columns) + " |",
+        "|" + "---|" * len(sample.columns),
+    ]
+    shown = sample.rows[:_REPORT_ROWS]
+    for row in shown:
+        lines.append("| " + " | ".join(_cell(_value(v)) for v in row) + " |")
+    if sample.row_count > len(shown):
+        lines += ["", f"… {sample.row_count - len(shown)} more row(s) not shown."]
+    return lines
 
 
 def _value(value: object) -> str:
@@ -125,11 +155,15 @@ def render_report(
     for artifact in sorted(artifacts, key=lambda a: a.name):
         lines.append(f"- `{artifact.name}` ({artifact.size} bytes, sha256 `{artifact.sha256}`)")
     quoted = [(name, (sources or {}).get(name)) for name in report_sources(state)]
+    result = [content for name, content in quoted if name == RESULT_SAMPLE]
+    quoted = [(name, content) for name, content in quoted if name != RESULT_SAMPLE]
     if quoted:
         lines += ["", "## SQL"]
     for name, content in quoted:
         lines += ["", f"### `{name}`", ""]
         lines += _fenced(content) if content is not None else ["(content not available)"]
+    if result:
+        lines += _result_lines(result[0])
     if state.warnings:
         lines += ["", "## Warnings", ""]
         for warning in state.warnings:

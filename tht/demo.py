@@ -1,11 +1,13 @@
 """``make demo``: one session from question to finalization, on embedded defaults.
 
-A fresh workspace in a temporary folder (removed at the end), or in ``$THT_DEMO_DIR`` (kept); a
-scripted agent (the proposal files in
-``golden/demo/``) and a scripted reviewer drive the real ``tht`` command line through admission,
-F1–F8, a retraction, a revision request that reopens F5, the memory promotion contribution and
-finalization, printing the stage timeline as it goes and ending with ``tht ledger verify``.
-No server, no network, no model.
+A fresh workspace in a temporary folder (removed at the end), or in ``$THT_DEMO_DIR`` (kept),
+bound to a small hospital-admissions SQLite database the project generates deterministically
+(:mod:`tht.demo_database`); the catalog is synced from it. A scripted agent (the proposal files
+in ``golden/demo/``) and a scripted reviewer drive the real ``tht`` command line through
+admission, F1–F8 — schema linking over the catalog, SQL checked against it (a typo is refused),
+a retraction, a revision request that reopens F5, F7 verified by tht itself on the database —,
+the memory promotion contribution and finalization, printing the stage timeline as it goes and
+ending with ``tht ledger verify``. No server, no network, no model.
 
 The output is the same from run to run (``THT_CLOCK`` and ``THT_SEED`` fix times and ids; the
 workspace folder is shown as ``$THT_WORKSPACE``), except the reviewer key's id and public key,
@@ -24,7 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-QUESTION = "Quante procedure di ablazione sono state eseguite nel 2023 per ospedale?"
+from tht.demo_database import DEMO_QUESTION as QUESTION
+
+#: where the demo database lives, relative to the workspace (the binding's url)
+DATABASE = "data/ospedali.db"
 REVIEWER = "human:reviewer"
 #: the demo reviewer's passphrase, typed at the pty like a person would (a demo-only key)
 PASSPHRASE = "demo reviewer passphrase"
@@ -56,7 +61,7 @@ class Demo:
         """``text`` with the workspace folder shown as ``$THT_WORKSPACE``: the same every run."""
         return text.replace(str(self.workspace), "$THT_WORKSPACE")
 
-    def tht(self, *args: str, show: bool = True, json_out: bool = False) -> Any:
+    def tht(self, *args: str, show: bool = True, json_out: bool = False, expect: int = 0) -> Any:
         argv = [sys.executable, "-m", "tht", *args]
         if json_out:
             argv.append("--json")
@@ -66,13 +71,18 @@ class Demo:
             done = self._as_reviewer(argv, args)
         else:
             done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
+        if done.returncode != expect:
             sys.stderr.write(done.stdout + done.stderr)
             raise SystemExit(f"demo step failed (exit {done.returncode}): tht {shlex.join(args)}")
         if show and not json_out:
             print(self.show(done.stdout.rstrip("\n")), flush=True)
-        if done.stderr.strip() and show:
+        if expect and done.stderr.strip():  # a refusal shown on purpose: stdout, in order
+            print(self.show(done.stderr.rstrip("\n")), flush=True)
+        elif done.stderr.strip() and show:
             print(self.show(done.stderr.rstrip("\n")), file=sys.stderr, flush=True)
+        if expect:
+            print(f"(exit {done.returncode}, as expected: nothing was recorded)", flush=True)
+            return None
         return json.loads(done.stdout) if json_out else done.stdout
 
     def _as_reviewer(self, argv: list[str], args: tuple[str, ...]) -> Any:
@@ -97,7 +107,7 @@ class Demo:
                 return int(decision["seq"])
         raise SystemExit(f"no effective {kind} for {subject!r}")
 
-    def propose(self, stage: str, name: str) -> int | None:
+    def propose(self, stage: str, name: str, *, expect: int = 0) -> int | None:
         path = self.proposals / name
         text = path.read_text(encoding="utf-8")
         placeholders = set(re.findall(r'"\$\{(\w+):([^}]+)\}"', text))
@@ -107,6 +117,9 @@ class Demo:
             path = self.workspace / ".tht" / f"rendered-{name}"
             path.write_text(text, encoding="utf-8")
         print(f"\n$ tht propose {stage} --file golden/demo/{name}", flush=True)
+        if expect:
+            self.tht("propose", stage, "--file", str(path), show=False, expect=expect)
+            return None
         result = self.tht("propose", stage, "--file", str(path), show=False, json_out=True)
         review = result.get("review")
         print(f"{stage}: {result['state']}" + (f" (review {review})" if review else ""), flush=True)
@@ -119,6 +132,16 @@ class Demo:
     def run(self) -> None:
         print("tht demo: one analytics session, question to finalization (no server, no model)")
         self.tht("workspace", "init", str(self.workspace), "--name", "demo-hospital")
+
+        print("\n# The workspace database: hospital admissions (SQLite, read only to tht)")
+        from tht.demo_database import make_demo_database
+
+        make_demo_database(self.workspace / DATABASE)
+        with (self.workspace / "workspace.yaml").open("a", encoding="utf-8") as settings:
+            settings.write(f'\ndatabase: {{url: "sqlite:///{DATABASE}"}}\n')
+        print(f'(generated {DATABASE}; workspace.yaml: database: {{url: "sqlite:///{DATABASE}"}})')
+        self.tht("catalog", "sync")
+        self.tht("catalog", "relationships")
 
         print("\n# Signed human decisions: the reviewer's key, unlocked at a terminal only")
         self.tht("reviewer", "add", REVIEWER)
@@ -168,14 +191,15 @@ class Demo:
         self.answer(self.propose("rewriting", "05-f3-confirm.json"), "--approve")
         self.tht("artifact", "show", "question.md")
 
-        print("\n# F4 schema linking with the evidence pack, then one decision is retracted")
+        print("\n# F4 schema linking over the catalog and the evidence; one decision is retracted")
+        self.tht("schema", "link", QUESTION, "--limit", "5")
         self.tht("search", "pack", "--stage", "schema_linking")
         self.answer(
             self.propose("schema_linking", "06-f4-linking.json"),
             "--choose",
             "tables,ev-ablazione,ev-anno,ev-overview",
         )
-        retracted = self.seq_of("evidence_accepted", "evidence:procedure-ospedaliere")
+        retracted = self.seq_of("evidence_accepted", "evidence:ricoveri-e-procedure")
         self.tht(
             "decision",
             "retract",
@@ -188,9 +212,11 @@ class Demo:
         self.answer(self.propose("schema_linking", "07-f4-confirm.json"), "--approve")
         self.timeline()
 
-        print("\n# F5 CTE and F6 SQL")
+        print("\n# F5 CTE and F6 SQL, checked against the session's catalog snapshot")
         self.answer(self.propose("cte", "08-f5-cte.json"), "--choose", "approve")
         self.answer(self.propose("cte", "09-f5-confirm.json"), "--approve")
+        print("\n# a proposal whose SQL names what the database does not have is refused whole")
+        self.propose("sql", "10b-f6-sql-typo.json", expect=2)
         self.answer(self.propose("sql", "10-f6-sql.json"), "--choose", "approve")
         before_reopen = self.status()["last_seq"]
 
@@ -204,10 +230,11 @@ class Demo:
         self.answer(self.propose("cte", "12-f5-cte-fixed.json"), "--choose", "approve")
         self.answer(self.propose("cte", "09-f5-confirm.json"), "--approve")
         self.answer(self.propose("sql", "13-f6-sql-fixed.json"), "--choose", "approve")
+        print("\n# approving F6 runs F7: tht itself runs the SQL read-only and records the result")
         self.answer(self.propose("sql", "17-f6-confirm.json"), "--approve")
+        self.tht("artifact", "show", "result_sample.json")
 
-        print("\n# F7 verification is automatic; F8 datamart is skipped")
-        self.propose("verification", "14-f7-verify.json")
+        print("\n# F8 datamart is skipped")
         self.tht(
             "stage",
             "skip",

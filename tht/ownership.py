@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from kernel.errors import PolicyError
+from kernel.events import MODULE_DECISION_TYPES
 from kernel.fold import SessionState
 from kernel.outcomes import ModuleOutcome
 from kernel.reviewer_tools import Proposal, outcome_from_proposal
@@ -44,7 +45,32 @@ PROPOSAL_POLICIES: Mapping[str, ProposalPolicy] = MappingProxyType(
 NO_PROPOSALS = frozenset({"kernel"})
 
 
+#: what an agent may still propose on a step whose decision is its module's own run (F7): ask a
+#: human to reopen an earlier stage, or fail it — never a result, never its completion
+_MODULE_RUN_KINDS = frozenset({"revision", "fail"})
+
+
+def _module_run(policy: ProposalPolicy) -> ProposalPolicy:
+    def checked(proposal: Proposal, step: StepSpec, state: SessionState) -> ModuleOutcome:
+        if proposal.kind not in _MODULE_RUN_KINDS:
+            owned = ", ".join(t for t in step.emits if t in MODULE_DECISION_TYPES)
+            raise PolicyError(
+                f"{step.id} is tht's own work: `tht stage run {step.id}` records {owned}; a "
+                f"{proposal.kind} proposal cannot (only revision or fail may be proposed here)"
+            )
+        return policy(proposal, step, state)
+
+    return checked
+
+
 def policy_for(step: StepSpec) -> ProposalPolicy:
+    policy = _policy_for(step)
+    if any(t in MODULE_DECISION_TYPES for t in step.emits):
+        return _module_run(policy)
+    return policy
+
+
+def _policy_for(step: StepSpec) -> ProposalPolicy:
     policy = PROPOSAL_POLICIES.get(step.owner)
     if policy is None:
         if step.owner in NO_PROPOSALS:

@@ -134,6 +134,30 @@ def render_status(status: dict[str, Any], state: SessionState | None = None) -> 
     return out
 
 
+#: result rows the timeline shows (``tht artifact show result_sample.json`` has the sample)
+RESULT_ROWS_SHOWN = 5
+
+
+def render_result(sample: Any) -> str:
+    """F7's verified result under the timeline: row count, hash, the first rows (a
+    :class:`kernel.verification.ResultSample`)."""
+    more = ", truncated at the row limit" if sample.truncated else ""
+    head = (
+        f"F7 result (verified by tht): {sample.row_count} row(s){more}, "
+        f"sha256 {sample.result_sha256[:12]}\n"
+    )
+    shown = sample.rows[:RESULT_ROWS_SHOWN]
+    columns = [str(c.get("name", "")) for c in sample.columns]
+    rows = [["" if v is None else v for v in row] for row in shown]
+    out = head + render_table(columns, rows)
+    if sample.row_count > len(shown):
+        out += (
+            f"… {sample.row_count - len(shown)} more; all sampled rows: "
+            "tht artifact show result_sample.json\n"
+        )
+    return out
+
+
 def _decisions_section(status: dict[str, Any], state: SessionState | None) -> str:
     actors: dict[int, str] = {}
     counts = ""

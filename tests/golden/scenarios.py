@@ -119,17 +119,21 @@ def through_f4(run: Run) -> None:
     close(run, "schema_linking")
 
 
-def through_f7(run: Run) -> None:
+def through_f6(run: Run) -> None:
     through_f4(run)
     stage_by_select(run, "cte", "cte_approved", "a2023", name="a2023", artifact="cte/1.sql")
     close(run, "cte", (ArtifactChange(name="cte/1.sql", content=b"a2023 AS (SELECT 1)\n"),))
     stage_by_select(run, "sql", "sql_approved", None)
     close(run, "sql", (ArtifactChange(name="sql_final.sql", content=b"SELECT 1;\n"),))
+
+
+def through_f7(run: Run) -> None:
+    through_f6(run)
     run.kernel.apply_outcome(
         run.session,
         "verification",
         ModuleOutcome(status="completed", events=(_event("result_verified", rows=3, checks=["non-empty"]),)),
-        actor="agent",
+        actor="module:core",
     )
 
 

@@ -49,6 +49,21 @@ def check_completion_policy(events: list[ev.Event], event: ev.Event) -> None:
         return
     step = WORKFLOW.step(event.stage)
     if step.completion != "review_required":
+        owned = {t for t in step.emits if t in ev.MODULE_DECISION_TYPES}
+        if owned:  # e.g. F7: completes only with tht's own result_verified, ok true
+            batch, j = [], event.seq - 2  # the lines batched before it (batch_left > 0)
+            while j >= 0 and events[j].batch_left:
+                batch.append(events[j])
+                j -= 1
+            recorded = [
+                e
+                for e in batch
+                if ev.info_of(e).type in owned
+                and e.invocation == event.invocation
+                and e.actor == ev.MODULE_DECISION_TYPES[ev.info_of(e).type]
+                and getattr(e.payload, "ok", True) is not False
+            ]
+            assert recorded, f"seq {event.seq} closes {step.id} without its module's decision"
         return
     assert event.payload.via == "review", f"seq {event.seq} closes {step.id} without a review"
     answer = events[event.seq - 2]

@@ -46,6 +46,7 @@ from hypothesis.stateful import (
 from kernel import events as ev
 from kernel.clock import FixedClock, SeededIds
 from kernel.errors import IntegrityError, InternalError, ThtError
+from kernel.events import MODULE_DECISION_TYPES
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import line_hash
 from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
@@ -215,6 +216,10 @@ class KernelMachine(RuleBasedStateMachine):
             return self.kernel.apply_outcome(session, stage, outcome, actor=actor)
 
         applied = self._attempt(f"propose {stage} {proposal['kind']}", run)
+        if applied is not None:
+            for event in applied.events:
+                owner = MODULE_DECISION_TYPES.get(ev.info_of(event).type)
+                assert owner is None or event.actor == owner, f"{actor} recorded {owner}'s decision"
         if applied is not None and stage in INDEX and WORKFLOW.step(stage).kind == "preflight":
             owner = f"module:{WORKFLOW.step(stage).owner}"
             assert actor == owner, f"{actor} decided {stage}, which only {owner} may"
@@ -363,6 +368,10 @@ class KernelMachine(RuleBasedStateMachine):
             ]
             if step.completion == "automatic":
                 actor = f"module:{step.owner}" if step.kind == "preflight" else "agent"
+                owned = [t for t in step.emits if t in MODULE_DECISION_TYPES]
+                owners = [MODULE_DECISION_TYPES[t] for t in owned]
+                if owners and data.draw(st.booleans(), label="module runs it"):
+                    actor = owners[0]  # `tht stage run`: the module records its decision
                 self._propose(stage, {"kind": "auto", "events": events}, actor)
             elif events and data.draw(st.booleans(), label="select first"):
                 option = {"id": "yes", "label": "this one", "events": events}

@@ -34,7 +34,7 @@ def test_a_payload_integer_beyond_64_bits_is_recorded_and_the_session_stays_usab
             status="completed",
             events=(ProposedEvent(type="result_verified", payload={"rows": huge}),),
         ),
-        actor="agent",
+        actor="module:core",  # F7 is tht's own verification (kernel/events.py)
     )
     assert applied.state.current_stage == "datamart"
     for fresh in (kernel, make_kernel(tmp_path)):

@@ -44,6 +44,9 @@ _RANDOM = (
     re.compile(r"^(  key id: +)\S+$", re.M),
     re.compile(r"^(  public key: +)\S+$", re.M),
     re.compile(r"(head `?)[0-9a-f]{64}"),
+    # a measurement: F7's elapsed time running the SQL on the demo database
+    re.compile(r"(row\(s\) in )[0-9.]+(?= ms)"),
+    re.compile(r"(elapsed ms: )[0-9.]+"),
 )
 
 

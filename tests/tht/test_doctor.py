@@ -89,3 +89,69 @@ def test_doctor_human_output_shows_every_check(
     assert done.code == 0
     for name in ("workspace", "workflow", "store", "vector index", "database", "hooks"):
         assert name in done.stdout
+
+
+def _checks(done: Result) -> dict[str, dict[str, str]]:
+    return {c["name"]: c for c in done.json()["checks"]}
+
+
+def _bind(workspace: Path, url: str = "sqlite:///data/h.db") -> Path:
+    import sqlite3
+
+    path = workspace / "data" / "h.db"
+    path.parent.mkdir(exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    db.close()
+    with (workspace / "workspace.yaml").open("a") as settings:
+        settings.write(f'\ndatabase: {{url: "{url}"}}\n')
+    return path
+
+
+def test_doctor_checks_the_database_and_the_catalog_freshness(
+    workspace: Path, no_claude: Path, tht: Callable[..., Result]
+) -> None:
+    import sqlite3
+
+    checks = _checks(tht("doctor", "--json"))
+    assert (
+        checks["database"]["verdict"] == "warn"
+        and "no database bound" in checks["database"]["detail"]
+    )
+    path = _bind(workspace)
+    checks = _checks(tht("doctor", "--json"))
+    assert checks["database"]["verdict"] == "ok"
+    assert checks["catalog"]["verdict"] == "warn" and checks["catalog"]["fix"] == "tht catalog sync"
+    assert tht("catalog", "sync").code == 0
+    checks = _checks(tht("doctor", "--json"))
+    assert checks["catalog"] == {
+        "name": "catalog",
+        "verdict": "ok",
+        "detail": "1 table(s), freshness fresh",
+        "fix": "",
+    }
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE t ADD COLUMN x TEXT")
+    db.close()
+    checks = _checks(tht("doctor", "--json"))
+    assert checks["catalog"]["verdict"] == "warn" and "stale" in checks["catalog"]["detail"]
+    path.unlink()
+    done = tht("doctor", "--json")
+    assert _checks(done)["database"]["verdict"] == "fail" and done.code == 0
+
+
+def test_doctor_fails_a_bad_binding_as_configuration_and_a_damaged_catalog_as_integrity(
+    workspace: Path, no_claude: Path, tht: Callable[..., Result]
+) -> None:
+    _bind(workspace)
+    assert tht("catalog", "sync").code == 0
+    ledger = workspace / "catalog" / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes().replace(b'"tables":1', b'"tables":2', 1))
+    done = tht("doctor", "--json")
+    assert done.code == 7 and _checks(done)["catalog"]["verdict"] == "fail"
+    text = (workspace / "workspace.yaml").read_text()
+    (workspace / "workspace.yaml").write_text(
+        text.replace("sqlite:///data/h.db", "sqlite:///../x.db")
+    )
+    done = tht("doctor", "--json")
+    assert done.code == 2 and _checks(done)["database"]["verdict"] == "fail"

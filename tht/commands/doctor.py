@@ -47,13 +47,11 @@ def doctor(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugO
         _check_store(report, ws)
         _check_reviewers(report, ws)
         _check_vector_index(report, ws)
-        report.add(
-            "database",
-            "ok",
-            "no database binding (the Workspace Database arrives with the catalog)",
-        )
+        from tht.commands.doctor_database import check_catalog, check_database
+
+        bound = check_database(report, ws, config=_CONFIG)
         _check_hooks(report, ws.root)
-        report.add("catalog", "ok", "no metadata catalog yet (it arrives with the database)")
+        check_catalog(report, ws, bound, integrity=_INTEGRITY)
         _check_sessions(report, ws)
     body = {"ok": not report.failed, "checks": report.checks}
     inv.emit(body, _text(report.checks))

@@ -130,9 +130,29 @@ def status(
     if inv.json:
         inv.emit(body)
         return
-    from tht.render import render_status
+    from tht.render import render_result, render_status
 
-    inv.emit(body, render_status(body, loaded.state))
+    text = render_status(body, loaded.state)
+    sample = _verified_sample(app_, sid, loaded.state)
+    if sample is not None:
+        text += render_result(sample)
+    inv.emit(body, text)
+
+
+def _verified_sample(app_: Any, sid: str, state: Any) -> Any:
+    """F7's result sample when the session has a verified one whose file still hashes to what
+    the ledger recorded (display only: anything else shows nothing)."""
+    import hashlib
+
+    from kernel.verification import RESULT_SAMPLE, read_sample
+
+    record = state.effective_artifact(RESULT_SAMPLE)
+    if record is None:
+        return None
+    data = app_.kernel.store.read_artifact(sid, RESULT_SAMPLE)
+    if data is None or hashlib.sha256(data).hexdigest() != record.sha256:
+        return None
+    return read_sample(data)
 
 
 @app.command("log")

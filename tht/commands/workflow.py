@@ -13,7 +13,7 @@ from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, i
 
 review_app = typer.Typer(help="Human reviews: list, show, answer.")
 decision_app = typer.Typer(help="Decisions: retract one.")
-stage_app = typer.Typer(help="Stages: skip or reopen (human-only).")
+stage_app = typer.Typer(help="Stages: run (tht's own work), skip or reopen (human-only).")
 artifact_app = typer.Typer(help="Artifacts: show one, verified against the ledger.")
 
 ReasonReq = Annotated[str | None, typer.Option("--reason", help="Why (required).")]
@@ -150,7 +150,7 @@ def propose(
                             completion: review_required; skip: never
       F4  schema_linking    emits: schema_linked, evidence_accepted, evidence_rejected,
                                    concept_formula_approved, concept_formula_rejected
-                            artifacts: schema_linking.json
+                            artifacts: schema_linking.json, catalog_snapshot.json
                             completion: review_required; skip: never
       F5  cte               emits: cte_approved
                             artifacts: cte/*
@@ -314,7 +314,16 @@ def review_answer(
         sid, seq, actor=who, choose=chosen, approve=approve, reject=reject, rationale=rationale
     )
     body = applied_json(applied, answered=seq)
-    inv.emit(body, f"answered {seq}; current stage: {applied.state.current_stage}")
+    message = f"answered {seq}; current stage: {applied.state.current_stage}"
+    from tht.verification_runtime import after_answer
+
+    ran = after_answer(app_, applied)  # F6 approved → F7 runs now (tht's own verification)
+    if ran is not None:
+        from tht.commands.stage_run import describe_run
+
+        body["ran"] = ran
+        message += "\n" + describe_run(ran)
+    inv.emit(body, message)
 
 
 @decision_app.command("retract")

@@ -1,0 +1,128 @@
+"""F7 verification as tht's own work (ARCHITECTURE §3.8): the pure half.
+
+When F6 is approved, the composition root runs the effective ``sql_final.sql`` read-only with
+limits (``kernel.database.run_read_only``) and hands what happened to :func:`plan_verification`,
+which returns the ``ModuleOutcome`` of the ``verification`` stage's module invocation
+(``module:core``): ``result_sample.json`` — columns, types, the first rows, the row count and the
+result hash — and ``result_verified`` with ``ok`` true, which completes the stage; or, when the
+query failed or timed out, ``result_verified`` with ``ok`` false and the reason, which fails the
+stage and blocks finalization until a human approves a revision (or skips F7 where the workflow
+lets a human skip it). An agent can no longer record a verification: kernel/outcomes.py refuses
+``result_verified`` from anyone but ``module:core`` and kernel/replay.py rejects such lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from kernel.database.types import QueryResult
+from kernel.events import ProposedEvent
+from kernel.outcomes import ArtifactChange, Failure, ModuleOutcome
+
+__all__ = [
+    "DEFAULT_SAMPLE_ROWS",
+    "RESULT_SAMPLE",
+    "VERIFIER",
+    "ResultSample",
+    "plan_verification",
+    "plan_verification_failure",
+    "read_sample",
+]
+
+RESULT_SAMPLE = "result_sample.json"
+#: the actor of F7's module invocation
+VERIFIER = "module:core"
+#: rows the sample keeps (the row count and the hash cover what the query returned)
+DEFAULT_SAMPLE_ROWS = 20
+
+_ENCODER = msgspec.json.Encoder(order="deterministic")
+
+
+class ResultSample(msgspec.Struct, frozen=True, kw_only=True):
+    """``result_sample.json``: what the reviewer and the report see of the verified result (the
+    same result gives the same bytes: the elapsed time is in ``result_verified`` only)."""
+
+    sql_sha256: str
+    columns: tuple[dict[str, str], ...]
+    rows: tuple[tuple[Any, ...], ...]
+    row_count: int
+    truncated: bool
+    result_sha256: str
+    limit: int
+
+
+def _checks(result: QueryResult) -> tuple[str, ...]:
+    checks = ["executed_read_only"]
+    checks.append("non_empty" if result.row_count else "empty")
+    if result.truncated:
+        checks.append("truncated_at_limit")
+    return tuple(checks)
+
+
+def plan_verification(
+    sql: bytes, result: QueryResult, *, limit: int, sample_rows: int = DEFAULT_SAMPLE_ROWS
+) -> ModuleOutcome:
+    """The approved SQL ran: write the sample, record ``result_verified`` ok, complete F7."""
+    sql_sha256 = hashlib.sha256(sql).hexdigest()
+    sample = ResultSample(
+        sql_sha256=sql_sha256,
+        columns=tuple({"name": c.name, "type": c.type} for c in result.columns),
+        rows=result.rows[:sample_rows],
+        row_count=result.row_count,
+        truncated=result.truncated,
+        result_sha256=result.sha256,
+        limit=limit,
+    )
+    verified = ProposedEvent(
+        type="result_verified",
+        payload={
+            "rows": result.row_count,
+            "checks": list(_checks(result)),
+            "ok": True,
+            "sql_sha256": sql_sha256,
+            "result_sha256": result.sha256,
+            "elapsed_ms": round(result.elapsed_ms, 3),
+            "truncated": result.truncated,
+        },
+    )
+    content = _ENCODER.encode(sample) + b"\n"
+    return ModuleOutcome(
+        status="completed",
+        events=(verified,),
+        artifacts=(ArtifactChange(name=RESULT_SAMPLE, content=content),),
+    )
+
+
+def plan_verification_failure(sql: bytes, *, code: str, reason: str) -> ModuleOutcome:
+    """The approved SQL did not run (an error, a timeout): ``result_verified`` ok false with
+    the reason, and the stage fails — it never completes on a failed verification."""
+    sql_sha256 = hashlib.sha256(sql).hexdigest()
+    verified = ProposedEvent(
+        type="result_verified",
+        payload={
+            "rows": 0,
+            "checks": [code],
+            "ok": False,
+            "sql_sha256": sql_sha256,
+            "reason": reason,
+        },
+    )
+    return ModuleOutcome(
+        status="failed",
+        events=(verified,),
+        failure=Failure(code=f"verification:{code}", message=reason),
+    )
+
+
+_DECODER = msgspec.json.Decoder(ResultSample)
+
+
+def read_sample(data: bytes) -> ResultSample | None:
+    """A ``result_sample.json`` back, or None when it is not one (display only)."""
+    try:
+        return _DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None

@@ -1,0 +1,174 @@
+"""``tht stage run``: a stage's own module invocation, composed here (ARCHITECTURE §6).
+
+Today one kind of step is run by tht itself: a step that emits a module decision
+(``kernel.events.MODULE_DECISION_TYPES``), i.e. F7 ``verification`` — the approved
+``sql_final.sql`` runs read-only against the Workspace Database with the binding's limits, and
+:func:`kernel.verification.plan_verification` turns what happened into the outcome the kernel
+applies as ``module:core``. It also runs by itself right after a human approves F6
+(:func:`after_answer`), so a session never waits on an agent to "claim" a verification.
+
+An unreachable database is not a failed verification: exit 6 and nothing is written, and the
+command can be run again. A query that errors or times out *is* one: ``result_verified`` ok false
+with the reason, and the stage fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.errors import NotFoundError, PolicyError, ThtError, UsageError
+from kernel.events import MODULE_DECISION_TYPES, info_of
+from kernel.workflow import StepSpec
+from kernel.workflow_kernel import Applied, LoadedSession
+from tht.composition import App
+
+__all__ = ["after_answer", "run_stage", "runnable"]
+
+_SQL_ARTIFACT = "sql_final.sql"
+
+
+def runnable(step: StepSpec) -> bool:
+    """Whether tht runs this step's module itself (``tht stage run``)."""
+    return any(t in MODULE_DECISION_TYPES for t in step.emits)
+
+
+def _binding(app: App) -> Any:
+    from tht.catalog_runtime import binding
+
+    bound = binding(app)
+    if bound is None:
+        raise UsageError(
+            f"{app.workspace.settings_file.name}: no database bound (add `database: {{url: "
+            "sqlite:///data/your.db}}`): F7 runs the approved SQL against the workspace database"
+        )
+    return bound
+
+
+def _sql_of(app: App, loaded: LoadedSession) -> bytes:
+    if loaded.state.effective_artifact(_SQL_ARTIFACT) is None:
+        raise PolicyError(
+            f"session {loaded.session} has no approved {_SQL_ARTIFACT}: F6 must be approved first"
+        )
+    return app.kernel.artifact(loaded.session, _SQL_ARTIFACT)
+
+
+def run_stage(app: App, session: str, stage: str) -> dict[str, Any]:
+    """Run ``stage``'s module and apply its outcome; the ``tht stage run --json`` body."""
+    loaded = app.kernel.load(session)
+    step = loaded.workflow.step(stage)  # unknown stage → exit 3
+    if not runnable(step):
+        raise PolicyError(
+            f"stage {stage} has no module invocation that tht runs in this version (owner "
+            f"{step.owner}): its outcome comes from a proposal (`tht propose {stage} --file …`)"
+        )
+    view = loaded.state.stage(stage)
+    if loaded.state.current_stage != stage or view is None:
+        current = loaded.state.current_stage or "none"
+        shown = view.state if view is not None else "not a stage"
+        raise PolicyError(f"stage {stage} is {shown}, not the current stage ({current})")
+    applied = _verify(app, loaded, stage)
+    return _run_json(applied, stage)
+
+
+def _verify(app: App, loaded: LoadedSession, stage: str) -> Applied:
+    from kernel.database import run_read_only
+    from kernel.database.errors import QueryFailed, QueryRefused, QueryTimeout
+    from kernel.verification import VERIFIER, plan_verification, plan_verification_failure
+
+    sql = _sql_of(app, loaded)
+    binding = _binding(app)
+    limits = app.settings.database
+    limit = limits.row_limit if limits is not None else 1000
+    timeout_ms = limits.timeout_ms if limits is not None else 30_000
+    try:
+        text = sql.decode("utf-8")
+    except UnicodeDecodeError:
+        outcome = plan_verification_failure(sql, code="error", reason="sql_final.sql is not UTF-8")
+    else:
+        from tht.sql_runtime import runnable_sql
+
+        # the approved F5 CTEs the final SQL names without defining them go in front, as approved
+        text = runnable_sql(app, loaded, text, binding.sqlglot_dialect)
+        try:
+            result = run_read_only(binding, text, limit=limit, timeout_ms=timeout_ms)
+        except QueryTimeout as err:
+            outcome = plan_verification_failure(sql, code="timeout", reason=err.message)
+        except QueryRefused as err:
+            outcome = plan_verification_failure(sql, code="refused", reason=err.message)
+        except QueryFailed as err:
+            outcome = plan_verification_failure(sql, code="error", reason=err.message)
+        else:
+            outcome = plan_verification(sql, result, limit=limit)
+    return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=VERIFIER, loaded=loaded)
+
+
+def _run_json(applied: Applied, stage: str) -> dict[str, Any]:
+    types = [info_of(e).type for e in applied.events]
+    if "stage_failed" in types:
+        status = "failed"
+    elif "stage_completed" in types:
+        status = "completed"
+    elif "review_requested" in types:
+        status = "review"
+    else:
+        status = "nothing"
+    review = next((e.seq for e in applied.events if info_of(e).type == "review_requested"), None)
+    invocation = next((e.invocation for e in applied.events if e.invocation), None)
+    return {
+        "session": applied.session,
+        "stage": stage,
+        "invocation": invocation,
+        "status": status,
+        "review": review,
+        "events": [e.seq for e in applied.events],
+        "current_stage": applied.state.current_stage,
+        **_verified(applied),
+    }
+
+
+def _verified(applied: Applied) -> dict[str, Any]:
+    from kernel.events import ResultVerified
+
+    for event in applied.events:
+        if isinstance(event, ResultVerified):
+            payload = event.payload
+            return {
+                "verified": {
+                    "ok": payload.ok,
+                    "rows": payload.rows,
+                    "elapsed_ms": payload.elapsed_ms,
+                    "result_sha256": payload.result_sha256,
+                    "reason": payload.reason,
+                }
+            }
+    return {}
+
+
+def after_answer(app: App, applied: Applied) -> dict[str, Any] | None:
+    """After a human's answer: when the session now stands on a step tht runs itself (F6 was
+    approved, so F7 is ready), run it at once. Returns the run's body, or
+    ``{"status": "not_run", "reason"}`` when it cannot run now (no database bound, database
+    unreachable), so the answer itself always stands."""
+    state = applied.state
+    stage = state.current_stage
+    if stage is None or state.lifecycle != "active" or stage == "finalize":
+        return None
+    workflow = app.kernel.session_workflow(applied.session)
+    try:
+        step = workflow.step(stage)
+    except NotFoundError:
+        return None
+    view = state.stage(stage)
+    if not runnable(step) or view is None or view.state != "ready":
+        return None
+    try:
+        return run_stage(app, applied.session, stage)
+    except ThtError as err:
+        # no database bound, or unreachable: the human answer stands (it is committed); say what
+        # is missing — `tht stage run` runs it again, nothing of the run was written
+        return {
+            "stage": stage,
+            "status": "not_run",
+            "reason": err.message,
+            "exit_code": err.exit_code,
+        }
