@@ -47,6 +47,7 @@ _HUMAN_ONLY = frozenset(
         "relationship_restored",
         "relationships_reconstructed",
         "catalog_cleaned",
+        "ledger_repaired",
     }
 )
 
@@ -100,6 +101,7 @@ class _Folder:
             ev.RelationshipRestored: self._restored,
             ev.RelationshipsReconstructed: self._reconstructed,
             ev.CatalogCleaned: self._cleaned,
+            ev.LedgerRepaired: self._repaired,
         }
 
     # ------------------------------------------------------------------ driving
@@ -292,6 +294,12 @@ class _Folder:
         self.content.logical[p.id] = _replace(
             found, state="deleted", deleted_seq=event.seq, deleted_reason=p.reason
         )
+
+    def _repaired(self, event: ev.Event) -> None:
+        """The explicit human repair (`tht catalog verify --repair`): it changes no catalog
+        content; the lines it quarantined are no longer in the ledger."""
+        if event.batch_left:
+            raise _Reject("batch", "ledger_repaired is a command of its own")
 
     def _restored(self, event: ev.Event) -> None:
         assert isinstance(event, ev.RelationshipRestored)

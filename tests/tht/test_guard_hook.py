@@ -34,6 +34,11 @@ def bash(command: str) -> dict:
         "bash -c 'tht session resume --as human:x'",
         "tht session derive S --as human:x; echo done",
         "ls && tht   review   answer 3 --approve",
+        "tht catalog relationship add ricoveri.procedura_id procedure.id --as human:x",
+        "tht catalog relationship delete lr_1 --reason r",
+        "tht --json catalog relationship reconstruct",
+        "tht catalog cleanup --table t --reason r",
+        "tht catalog verify --repair --reason r --as human:x",
     ],
 )
 def test_human_only_commands_are_denied(command: str) -> None:
@@ -51,6 +56,11 @@ def test_human_only_commands_are_denied(command: str) -> None:
         "tht session new 'How many?'",
         "tht session log --json",
         "tht ledger verify",
+        "tht catalog verify",
+        "tht catalog sync",
+        "tht catalog relationships --include-deleted",
+        "tht stage run verification",
+        "tht sql run q.sql",
         "tht stage --help",
         "python -m pytest tests/",
         "ls sessions/ABC/",

@@ -203,20 +203,48 @@ def status_cmd(
 
 @app.command("verify")
 def verify_cmd(
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Human-only: quarantine the damage, re-anchor; recorded as ledger_repaired.",
+        ),
+    ] = False,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (with --repair).")] = None,
+    actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Verify the catalog ledger (chain, anchor, snapshots, fold, signatures); exit 7 on damage."""
+    """Verify the catalog ledger (chain, anchor, snapshots, fold, signatures); exit 7 on damage.
+    ``--repair --reason T --as human:ID`` is the explicit repair (never done by a write)."""
     from kernel.errors import NotFoundError
     from tht import catalog_runtime
 
     inv = invocation(workspace, json_, debug)
+    who = human_actor(actor) if repair else None
     app_ = open_for(inv)
     catalog = catalog_runtime.open_catalog(app_)
     ledger = catalog.caps.ledger
     if not ledger.exists() and ledger.read_anchor() is None:
         raise NotFoundError("this workspace has no Metadata Catalog yet: run `tht catalog sync`")
+    if repair:
+        from modules.catalog.repair import repair_catalog
+
+        assert who is not None
+        before, after = repair_catalog(catalog, actor=who, reason=reason or "")
+        body = {
+            "repaired": True,
+            "problems": [p.to_json() for p in before.problems],
+            "last_seq": after.state.last_seq,
+            "head": after.head,
+        }
+        inv.emit(
+            body,
+            f"repaired: {len(before.problems)} problem(s) recorded as ledger_repaired at seq "
+            f"{after.state.last_seq}",
+        )
+        return
     report = catalog.verify()
     body = report.to_json()
     lines = [f"{'ok' if report.ok else 'DAMAGED'}: {report.events} event(s), head {report.head}"]

@@ -29,6 +29,9 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     ("serve", "token", "add"),
     ("memory", "forget"),
     ("catalog", "sensitive", "set"),
+    *(("catalog", "relationship", v) for v in ("add", "delete", "restore", "reconstruct")),
+    ("catalog", "cleanup"),
+    ("catalog", "verify", "--repair"),
 )
 PROTECTED_DIRS = frozenset({"sessions", "catalog", "memory", "reviewers", ".tht"})
 PROTECTED_FILES = frozenset({"workspace.yaml", "workflow.yaml"})
@@ -54,7 +57,11 @@ RAW_HUMAN = re.compile(
     + _SEP
     + r"forget|sensitive"
     + _SEP
-    + r"set)(?![\w-])",
+    + r"set|relationship"
+    + _SEP
+    + r"(?:add|delete|restore|reconstruct)|catalog"
+    + _SEP
+    + r"cleanup)(?![\w-])",
     re.I,
 )
 RAW_PROTECTED = re.compile(
@@ -65,7 +72,7 @@ RAW_PROTECTED = re.compile(
 THT_WORD = re.compile(r"(?<![\w-])tht(?![\w-])")
 CODE_VERBS = re.compile(
     r"answer|retract|skip|reopen|pause|resume|finalize|derive|abandon|repair|reviewer|revoke"
-    r"|approve|token|forget|sensitive",
+    r"|approve|token|forget|sensitive|relationship|cleanup",
     re.I,
 )
 IMPORTS_THT = re.compile(r"(?m)(?:^|;)\s*(?:from\s+tht\b|import\s+tht\b)|import_module|tht\.cli")
