@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "schema_link": "benchmarks.bench_schema_link",
     "database": "benchmarks.bench_database",
     "catalog": "benchmarks.bench_catalog",
+    "store": "benchmarks.bench_store",
 }
 
 

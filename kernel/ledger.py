@@ -33,7 +33,7 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -48,6 +48,7 @@ from kernel.ledger_records import (
     Repair,
     Signer,
     TornTail,
+    chain_lines,
     conflict_error,
     offset_of_seq,
     stamp_batch,
@@ -87,6 +88,8 @@ _VERIFY_ATTEMPTS = 5
 #: what a reader may see of an append still in flight (part of its write, or lines before their
 #: anchor): looked at again under the writers' lock before it is reported
 _IN_FLIGHT = frozenset({"torn_tail", "unanchored"})
+#: one batch as a writer builds it on the tail it found: events, their lines, the new head
+_Batch = tuple[list[Event], list[bytes], str]
 
 
 class Ledger:
@@ -272,15 +275,40 @@ class Ledger:
             if tail.last_seq != expected_last_seq:
                 raise conflict_error(self.session_id, expected_last_seq, tail.last_seq)
             return AppendResult(events=[], head=tail.head)
+
+        def stamped(last_seq: int, prev: str) -> _Batch:  # the clock is read under the lock
+            ts = format_ts(clock.now())
+            return stamp_batch(drafts, last_seq=last_seq, prev=prev, ts=ts, signer=signer)
+
         with self._mutex:  # threads share this object's descriptors; flock guards processes
-            return self._append_locked(drafts, expected_last_seq, clock, signer)
+            return self._append_locked(stamped, expected_last_seq)
+
+    def append_lines(self, lines: Sequence[bytes], *, expected_last_seq: int) -> AppendResult:
+        """Append already-encoded, already-chained committed lines verbatim (a ledger copied
+        between stores), checked by :func:`~kernel.ledger_records.chain_lines` under the lock
+        and written like one batch; ``ConflictError`` / ``IntegrityError`` and nothing written
+        otherwise."""
+        if not lines:
+            tail = self.tail()
+            if tail.last_seq != expected_last_seq:
+                raise conflict_error(self.session_id, expected_last_seq, tail.last_seq)
+            return AppendResult(events=[], head=tail.head)
+
+        def checked(last_seq: int, prev: str) -> _Batch:
+            events, head = chain_lines(
+                lines,
+                last_seq=last_seq,
+                prev=prev,
+                ledger=f"{self.ledger_name} {self.session_id}",
+                first_type=self.first_type,
+            )
+            return events, list(lines), head
+
+        with self._mutex:
+            return self._append_locked(checked, expected_last_seq)
 
     def _append_locked(
-        self,
-        drafts: Sequence[EventDraft],
-        expected_last_seq: int,
-        clock: Clock,
-        signer: Signer | None,
+        self, build: Callable[[int, str], _Batch], expected_last_seq: int
     ) -> AppendResult:
         writer = self._writer_handles()
         fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
@@ -312,13 +340,7 @@ class Ledger:
                 )
             writer.check_anchor(tail, self)
             quarantined = None
-            events, lines, prev = stamp_batch(
-                drafts,
-                last_seq=tail.last_seq,
-                prev=tail.head,
-                ts=format_ts(clock.now()),
-                signer=signer,
-            )
+            events, lines, prev = build(tail.last_seq, tail.head)
             seq = events[-1].seq
             lines.append(b"")
             data = b"\n".join(lines)

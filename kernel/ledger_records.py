@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kernel.errors import ConflictError
-from kernel.events import Event, EventDraft, encode_event, stamp
+from kernel.errors import ConflictError, IntegrityError
+from kernel.events import Event, EventDraft, decode_event, encode_event, info_of, stamp
 from kernel.ledger_verify import line_hash
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Repair",
     "Signer",
     "TornTail",
+    "chain_lines",
     "conflict_error",
     "offset_of_seq",
     "stamp_batch",
@@ -96,6 +97,56 @@ def stamp_batch(
         events.append(event)
         lines.append(line)
     return events, lines, prev
+
+
+def chain_lines(
+    lines: Sequence[bytes], *, last_seq: int, prev: str, ledger: str, first_type: str
+) -> tuple[list[Event], str]:
+    """Check that already-encoded lines continue a ledger after ``(last_seq, prev)`` exactly as
+    ``verify`` would accept them — each decodes to a registered version, seqs follow on, ``prev``
+    chains, the first line of a ledger has its ``first_type``, batches are whole (the last line
+    ends one) — and return their events and the new head. ``IntegrityError`` names the first
+    line that does not; the caller then writes nothing (``LedgerPort.append_lines``: copying a
+    ledger between stores verbatim)."""
+    events: list[Event] = []
+    pending = 0
+    batch_ts = ""
+    seq = last_seq
+    for index, line in enumerate(lines, start=1):
+        seq += 1
+        where = f"{ledger}: line {index} of the lines to append (seq {seq})"
+        if b"\n" in line:
+            raise IntegrityError(f"{where} holds a newline (not one line); nothing was appended")
+        try:
+            event = decode_event(line)
+        except (msgspec.ValidationError, msgspec.DecodeError) as err:
+            raise IntegrityError(
+                f"{where} is not a valid event ({err}); nothing was appended"
+            ) from None
+        info = info_of(event)
+        problem = None
+        if event.v != info.version:
+            problem = f"is {info.type} v{event.v}, which is not registered"
+        elif event.seq != seq:
+            problem = f"has seq {event.seq}: the ledger ends at seq {seq - 1}"
+        elif event.prev != prev:
+            problem = "does not chain onto the line before it (prev differs)"
+        elif seq == 1 and info.type != first_type:
+            problem = f"is not {first_type}, the first event of this ledger"
+        elif pending and (event.batch_left != pending - 1 or event.ts != batch_ts):
+            problem = "breaks the batch before it"
+        if problem is not None:
+            raise IntegrityError(f"{where} {problem}; nothing was appended")
+        pending = event.batch_left
+        batch_ts = event.ts
+        prev = line_hash(line)
+        events.append(event)
+    if pending:
+        raise IntegrityError(
+            f"{ledger}: the lines to append end inside a batch ({pending} line(s) of it "
+            "missing); nothing was appended"
+        )
+    return events, prev
 
 
 def offset_of_seq(data: bytes, seq: int) -> int:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol
 
 from kernel.atomic import atomic_write
 from kernel.config_errors import load_yaml_mapping, usage_error_from_validation
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
+    "DEFAULT_STORE_URL_ENV",
+    "ENV_NAME",
     "STORE_KINDS",
     "WORKSPACE_FILE",
     "Workspace",
@@ -34,24 +36,30 @@ __all__ = [
     "init_workspace",
     "load_settings",
     "open_workspace",
+    "parse_settings",
 ]
 
 WORKSPACE_FILE = "workspace.yaml"
 
 #: the session stores this version implements (``store: {kind: …}`` in workspace.yaml)
-STORE_KINDS = ("fs",)
+STORE_KINDS = ("fs", "postgres")
+#: the environment variable that holds the PostgreSQL store's URL unless ``store.url_env`` names
+#: another (the URL itself is never written in workspace.yaml)
+DEFAULT_STORE_URL_ENV = "THT_STORE_URL"
+#: what ``url_env``/``api_key_env`` must look like: the NAME of a variable, never its value
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 def store_kind_problem(kind: object) -> str | None:
     """Why ``store.kind`` cannot be used, or None: one message for the settings model and the
-    cheap check every command that opens the store makes (:func:`check_store`)."""
+    cheap check every command that opens the store makes (:func:`check_store`). A value that is
+    not a plain word is not echoed (a URL pasted into the wrong key must not be printed)."""
     if kind in STORE_KINDS:
         return None
-    if kind == "postgres":
-        return (
-            "the PostgreSQL store is not available in this version; remove `store:` or use kind: fs"
-        )
-    return f"unknown store kind {kind!r}; the one available is fs (remove `store:` or use kind: fs)"
+    known = ", ".join(STORE_KINDS)
+    if isinstance(kind, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,32}", kind):
+        return f"unknown store kind {kind!r}; the kinds are {known} (never a silent fallback)"
+    return f"not a store kind (the kinds are {known}; a URL belongs in an environment variable)"
 
 
 _TEMPLATE = """\
@@ -73,6 +81,12 @@ evidence:
 
 vector_store:
   kind: edge            # edge: embedded Qdrant Edge under .tht/ ; server: a Qdrant server by url
+                        # (shared deployments: url_env: THT_QDRANT_URL, api_key_env: THT_QDRANT_KEY)
+
+# Where sessions and the catalog/memory ledgers live: fs (this folder, the default) or a shared
+# PostgreSQL server whose URL is in an environment variable, never in this file
+# (docs/operations.md; `tht store init`, `tht store migrate --to postgres`):
+#   store: {{kind: postgres, url_env: THT_STORE_URL}}
 
 # After-finalize hooks: commands run best-effort through the outbox once a session is finalized,
 # with the session summary as JSON on stdin (retried by `tht outbox run`). Example:
@@ -95,7 +109,14 @@ human_decisions: unsigned
 
 def _models() -> type[BaseModel]:
     """Build the pydantic models on first use (pydantic is not imported on hot paths)."""
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    from pydantic import (
+        AfterValidator,
+        BaseModel,
+        ConfigDict,
+        Field,
+        field_validator,
+        model_validator,
+    )
 
     class _Strict(BaseModel):
         model_config = ConfigDict(extra="forbid", frozen=True)
@@ -114,15 +135,32 @@ def _models() -> type[BaseModel]:
         restructure_cloud_opt_in: bool = False
         restructure_timeout_ms: int = Field(default=60_000, ge=1_000, le=600_000)
 
+    from kernel.store.postgres import WORKSPACE_ID
+
+    def _env_name(value: str) -> str:
+        if not ENV_NAME.match(value):
+            raise ValueError("must be the name of an environment variable (letters, digits, _)")
+        return value
+
+    EnvName = Annotated[str, AfterValidator(_env_name)]
+
     class VectorStoreSettings(_Strict):
         kind: Literal["edge", "server"] = "edge"
         url: str | None = None
-        api_key_env: str | None = None
+        # server: the variable holding the server's URL (shared deployments: not in the file)
+        url_env: EnvName | None = None
+        api_key_env: EnvName | None = None
         collection: str | None = None
 
     class StoreSettings(_Strict):
         kind: str = "fs"
-        dsn_env: str | None = None
+        # postgres: the variable holding the URL (default THT_STORE_URL); dsn_env is its
+        # deprecated older name, still accepted (docs/operations.md)
+        url_env: EnvName | None = None
+        dsn_env: EnvName | None = None
+        # postgres: the id that namespaces this workspace's rows on the server (default: the
+        # name, as an id); `tht store migrate` writes it, so every machine uses the same one
+        workspace: str | None = Field(default=None, pattern=WORKSPACE_ID.pattern)
 
         @field_validator("kind")
         @classmethod
@@ -131,6 +169,15 @@ def _models() -> type[BaseModel]:
             if problem is not None:
                 raise ValueError(problem)
             return kind
+
+        @model_validator(mode="after")
+        def _one_variable(self) -> StoreSettings:
+            if self.url_env and self.dsn_env and self.url_env != self.dsn_env:
+                raise ValueError(
+                    "url_env and dsn_env (its deprecated name) name different variables; "
+                    "keep url_env only"
+                )
+            return self
 
     class DatabaseSettings(_Strict):
         """The Database Binding's settings; their meaning is checked by
@@ -201,6 +248,8 @@ class VectorStoreSettingsView(Protocol):
     @property
     def url(self) -> str | None: ...
     @property
+    def url_env(self) -> str | None: ...
+    @property
     def api_key_env(self) -> str | None: ...
     @property
     def collection(self) -> str | None: ...
@@ -210,7 +259,11 @@ class StoreSettingsView(Protocol):
     @property
     def kind(self) -> str: ...
     @property
+    def url_env(self) -> str | None: ...
+    @property
     def dsn_env(self) -> str | None: ...
+    @property
+    def workspace(self) -> str | None: ...
 
 
 class DatabaseSettingsView(Protocol):
@@ -266,9 +319,14 @@ class WorkspaceSettingsView(Protocol):
 
 def load_settings(path: Path) -> WorkspaceSettingsView:
     """Validate ``workspace.yaml``; errors name the file and field path (exit 2)."""
+    return parse_settings(load_yaml_mapping(path), path)
+
+
+def parse_settings(data: object, path: Path) -> WorkspaceSettingsView:
+    """Validate an already parsed ``workspace.yaml`` (a text edit is checked before it is
+    written); errors name ``path`` and the field path (exit 2)."""
     from pydantic import ValidationError
 
-    data = load_yaml_mapping(path)
     try:
         settings: WorkspaceSettingsView = _models().model_validate(data)  # type: ignore[assignment]
     except ValidationError as err:
@@ -309,21 +367,20 @@ def _store_kind(text: str) -> object:
     return kind
 
 
-def check_store(workspace: Workspace) -> None:
+def check_store(workspace: Workspace) -> str:
     """Every command that opens the session store checks ``store.kind`` first (exit 2, nothing
-    written): a text test on the hot path, as ``human_decisions`` is read (no pydantic for
-    ``tht session status``); a ``store:`` in an unusual shape gets the full validation."""
+    written) and gets it back: a text test on the hot path, as ``human_decisions`` is read (no
+    pydantic for ``tht session status`` on the fs store); a ``store:`` in an unusual shape gets
+    the full validation."""
     try:
         text = workspace.settings_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        workspace.settings()  # reports the file's own problem
-        return
+        return workspace.settings().store.kind  # reports the file's own problem
     kind = _store_kind(text)
     if kind is _UNCLEAR:
-        workspace.settings()
-        return
+        return workspace.settings().store.kind
     if kind is None:
-        return
+        return "fs"
     problem = store_kind_problem(kind)
     if problem is not None:
         path = workspace.settings_file
@@ -331,6 +388,7 @@ def check_store(workspace: Workspace) -> None:
             f"{path}: store.kind: {problem}",
             details={"file": str(path), "problems": [f"store.kind: {problem}"]},
         )
+    return str(kind)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ def _register() -> None:
         show,
         sql,
         stage_run,
+        store,
         workflow,
         workspace,
     )
@@ -91,6 +92,7 @@ def _register() -> None:
     app.add_typer(catalog.app, name="catalog")
     app.add_typer(sql.app, name="sql")
     app.add_typer(schema.app, name="schema")
+    app.add_typer(store.app, name="store")
     app.command("doctor")(doctor.doctor)
 
 

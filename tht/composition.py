@@ -17,12 +17,12 @@ from pathlib import Path
 from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
 from kernel.outbox import Outbox, OutboxItem, OutboxRun
-from kernel.store.fs import FileSystemStore
 from kernel.transitions import check_question
 from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
-from kernel.workspace import Workspace, WorkspaceSettingsView, check_store, open_workspace
+from kernel.workspace import Workspace, WorkspaceSettingsView, open_workspace
+from tht.store_runtime import open_store
 
 __all__ = ["App", "clock_from_env", "open_app", "resolve_session", "trust_of"]
 
@@ -290,11 +290,13 @@ def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
 
 def open_app(workspace_root: Path) -> App:
     workspace = open_workspace(workspace_root)
-    check_store(workspace)  # `store: {kind: postgres}` is an error, not a silent fs store
+    # store.kind decides (an unknown kind is exit 2, never a silent fs store); postgres: the URL
+    # from its environment variable (unset: exit 2), an unreachable server exit 6
+    store = open_store(workspace)
     clock = clock_from_env(workspace.state_dir)
     custom = workspace.root / "workflow.yaml"
     kernel = WorkflowKernel(
-        FileSystemStore(workspace.sessions_dir, workspace.cache_dir, workspace.root),
+        store,
         clock=clock,
         ids=_ids_from_env(),
         workflow_path=custom if custom.is_file() else default_workflow_path(),

@@ -114,6 +114,13 @@ class LedgerPort(Protocol):
         ledger: never repaired by an append) and nothing written."""
         ...
 
+    def append_lines(self, lines: Sequence[bytes], *, expected_last_seq: int) -> AppendResult:
+        """Append already-encoded, already-chained committed lines verbatim (a ledger copied
+        between stores, ``tht store migrate``): each must decode, continue the seqs and chain
+        its ``prev`` onto the tail, the last must end a batch; ``ConflictError`` (stale) /
+        ``IntegrityError`` (a bad chain or a damaged ledger) and nothing written otherwise."""
+        ...
+
     def verify(self) -> VerifyReport: ...
 
     def repair(self, *, cut_seq: int | None = None) -> Repair:
@@ -152,6 +159,11 @@ class SessionStore(Protocol):
         """Content by hash, verified; ``NotFoundError`` / ``IntegrityError``."""
         ...
 
+    def object_ids(self, session_id: str) -> list[str]:
+        """The SHA-256 of every object the session holds, sorted; ``NotFoundError`` for an
+        unknown session."""
+        ...
+
     def materialize(self, session_id: str, name: str, sha256: str) -> None:
         """Make ``artifacts/<name>`` hold the object ``sha256``."""
         ...
@@ -183,6 +195,10 @@ class SessionStore(Protocol):
 
     def get_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> bytes:
         """Content by hash, verified; ``NotFoundError`` / ``IntegrityError``."""
+        ...
+
+    def workspace_object_ids(self, name: WorkspaceLedgerName) -> list[str]:
+        """The SHA-256 of every object beside a workspace-level ledger, sorted."""
         ...
 
     def read_workspace_cache(self, name: WorkspaceLedgerName) -> bytes | None:

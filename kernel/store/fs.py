@@ -131,6 +131,10 @@ class FileSystemStore:
             )
         return data
 
+    def object_ids(self, session_id: str) -> list[str]:
+        """The SHA-256 of every object the session holds, sorted (to copy it elsewhere)."""
+        return _object_ids(self._existing(session_id) / "objects", nested=True)
+
     def _artifact_path(self, session_id: str, name: str) -> Path:
         return self._existing(session_id) / "artifacts" / name
 
@@ -219,6 +223,9 @@ class FileSystemStore:
             raise IntegrityError(f"stored content {sha256[:12]}… of {name}/objects was altered")
         return data
 
+    def workspace_object_ids(self, name: WorkspaceLedgerName) -> list[str]:
+        return _object_ids(self.workspace_dir(name) / "objects", nested=False)
+
     def _workspace_cache_path(self, name: WorkspaceLedgerName) -> Path:
         return self.cache_dir / "workspace" / f"{workspace_ledger_spec(name).name}.msgpack"
 
@@ -236,3 +243,16 @@ class FileSystemStore:
             atomic_write(self._workspace_cache_path(name), data, durable=False)
         except OSError as err:  # a cache is an optimisation only
             logger.debug("fold cache of %s not written: %s", name, err)
+
+
+def _object_ids(folder: Path, *, nested: bool) -> list[str]:
+    """The object names under ``folder`` (``ab/<sha256>`` when ``nested``), sorted; anything
+    that is not a SHA-256 named file is not an object."""
+    pattern = "*/*" if nested else "*"
+    return sorted(
+        p.name
+        for p in folder.glob(pattern)
+        if re.fullmatch(r"[0-9a-f]{64}", p.name)
+        and (not nested or p.parent.name == p.name[:2])
+        and p.is_file()
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -24,6 +24,7 @@ from kernel.ledger_records import (
     LedgerTail,
     Repair,
     Signer,
+    chain_lines,
     conflict_error,
     stamp_batch,
 )
@@ -141,12 +142,40 @@ class MemoryLedger:
         clock: Clock,
         signer: Signer | None = None,
     ) -> AppendResult:
+        def stamped(last_seq: int, prev: str) -> tuple[list[Event], list[bytes], str]:
+            ts = format_ts(clock.now())
+            return stamp_batch(drafts, last_seq=last_seq, prev=prev, ts=ts, signer=signer)
+
+        return self._append(stamped, expected_last_seq, empty=not drafts)
+
+    def append_lines(self, lines: Sequence[bytes], *, expected_last_seq: int) -> AppendResult:
+        """Already-encoded, already-chained lines verbatim (:func:`chain_lines`)."""
+
+        def checked(last_seq: int, prev: str) -> tuple[list[Event], list[bytes], str]:
+            events, head = chain_lines(
+                lines,
+                last_seq=last_seq,
+                prev=prev,
+                ledger=f"{self.ledger_name} {self._session_id}",
+                first_type=self.first_type,
+            )
+            return events, [bytes(line) for line in lines], head
+
+        return self._append(checked, expected_last_seq, empty=not lines)
+
+    def _append(
+        self,
+        build: Callable[[int, str], tuple[list[Event], list[bytes], str]],
+        expected_last_seq: int,
+        *,
+        empty: bool,
+    ) -> AppendResult:
         with self._lock:
             count = self._committed()
             if count != expected_last_seq:
                 raise conflict_error(self._session_id, expected_last_seq, count)
             head = self._head(count)
-            if not drafts:
+            if empty:
                 return AppendResult(events=[], head=head)
             if count != len(self.lines):
                 raise IntegrityError(
@@ -158,9 +187,7 @@ class MemoryLedger:
                     f"session {self._session_id} disagrees with its anchor; nothing is "
                     "appended until a human repairs it"
                 )
-            events, lines, new_head = stamp_batch(
-                drafts, last_seq=count, prev=head, ts=format_ts(clock.now()), signer=signer
-            )
+            events, lines, new_head = build(count, head)
             self.lines.extend(lines)
             self.anchor = (events[-1].seq, new_head)
         return AppendResult(events=events, head=new_head)
@@ -265,6 +292,9 @@ class MemoryStore:
             )
         return data
 
+    def object_ids(self, session_id: str) -> list[str]:
+        return sorted(self._get(session_id).objects)
+
     def materialize(self, session_id: str, name: str, sha256: str) -> None:
         self._get(session_id).artifacts[name] = self.get_object(session_id, sha256)
 
@@ -313,6 +343,9 @@ class MemoryStore:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise IntegrityError(f"stored content {sha256[:12]}… of {name}/objects was altered")
         return data
+
+    def workspace_object_ids(self, name: WorkspaceLedgerName) -> list[str]:
+        return sorted(self._workspace_entry(name).objects)
 
     def read_workspace_cache(self, name: WorkspaceLedgerName) -> bytes | None:
         return self._workspace_caches.get(workspace_ledger_spec(name).name)

@@ -9,6 +9,8 @@
     vector_store:
       kind: edge                   # edge: <workspace>/.tht/qdrant/ ; server: a Qdrant server by url
       url: null                    # server only, e.g. http://qdrant.internal:6333
+      url_env: null                # server only, instead of url: the variable holding the URL
+                                   # (shared deployments: THT_QDRANT_URL; docs/operations.md)
       api_key_env: null            # server only: name of the environment variable with the key
       collection: null             # server only; default tht_<workspace name>
 
@@ -52,12 +54,8 @@ def open_vector_store(
         from kernel.vectors.edge import EdgeVectorStore
 
         return EdgeVectorStore.for_workspace(workspace)
-    if not store.url:
-        raise UsageError(
-            f"{workspace.settings_file}: vector_store.url: required when vector_store.kind is "
-            "`server`"
-        )
     env = os.environ if environ is None else environ
+    url, where = _server_url(workspace, store, env)
     api_key = None
     if store.api_key_env:
         api_key = env.get(store.api_key_env)
@@ -69,7 +67,38 @@ def open_vector_store(
     from kernel.vectors.qdrant_server import QdrantServerVectorStore
 
     collection = store.collection or default_collection_name(settings.name)
-    return QdrantServerVectorStore.from_url(store.url, collection, api_key=api_key)
+    if where is None:
+        return QdrantServerVectorStore.from_url(url, collection, api_key=api_key)
+    from qdrant_client import QdrantClient
+
+    # a URL from the environment is not shown in errors (it may carry credentials): its variable is
+    client = QdrantClient(url=url, api_key=api_key, timeout=10, check_compatibility=False)
+    return QdrantServerVectorStore(client, collection, where=f"{where} collection {collection!r}")
+
+
+def _server_url(workspace: Workspace, store: Any, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """The server's URL, and how errors name it when it came from the environment (``url``:
+    None, the URL itself is shown as before); exactly one of ``url`` / ``url_env``."""
+    path = workspace.settings_file
+    if store.url and store.url_env:
+        raise UsageError(
+            f"{path}: vector_store.url_env: set url or url_env, not both (shared deployments "
+            "keep the URL in the environment)"
+        )
+    if store.url:
+        return str(store.url), None
+    if not store.url_env:
+        raise UsageError(
+            f"{path}: vector_store.url: required when vector_store.kind is `server` (or "
+            "url_env: the environment variable that holds it)"
+        )
+    value = env.get(store.url_env, "").strip()
+    if not value:
+        raise UsageError(
+            f"{path}: vector_store.url_env: the environment variable {store.url_env} is not set "
+            "(it holds the Qdrant server's URL)"
+        )
+    return value, f"the Qdrant server in ${store.url_env}"
 
 
 def open_embedder(

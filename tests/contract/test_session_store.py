@@ -1,17 +1,8 @@
 """The ``SessionStore`` contract (ARCHITECTURE §3.1, §3.5): every backend passes this suite.
 
-Parametrized over :data:`BACKENDS`: the filesystem store and the in-memory one; a PostgreSQL store
-joins by adding one :class:`Backend` entry (built from a DSN in the environment, skipped when
-none is set), for example::
-
-    Backend(
-        "postgres",
-        make=lambda tmp: PostgresStore(os.environ["THT_TEST_PG_DSN"], schema=f"t_{tmp.name}"),
-        damage_object=lambda store, session, sha: store.execute(
-            "UPDATE objects SET data = 'x' WHERE session = %s AND sha256 = %s", (session, sha)
-        ),
-        marks=(pytest.mark.skipif("THT_TEST_PG_DSN" not in os.environ, reason="no PostgreSQL"),),
-    )
+Parametrized over :data:`BACKENDS`: the filesystem store, the in-memory one and the PostgreSQL
+one (a real server: the session's ``postgres_server``; one fresh database per test module, a
+distinct workspace id per test, so tests never see each other's rows — never skipped).
 
 The suite speaks only the protocol (``kernel.store.base.SessionStore`` and the ledger it hands
 out) and the kernel running on top of it; what is backend-specific — reaching behind the store
@@ -23,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from kernel import events as ev
@@ -39,9 +32,11 @@ from kernel.outcomes import ArtifactChange, ModuleOutcome, ReviewRequest
 from kernel.store.base import SessionStore
 from kernel.store.fs import FileSystemStore
 from kernel.store.memory import MemoryStore
+from kernel.store.postgres import PostgresStore
 from kernel.transitions import plan_pause
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import WorkflowKernel
+from tests.kernel.store import postgres_support as pg
 from tests.support.kernel_env import admitted_session, receipt_outcome
 
 WORKFLOW_BYTES = default_workflow_path().read_bytes()
@@ -50,9 +45,21 @@ OTHER = "01KDVDNA01V3RS3DTR98H6BCFN"
 
 
 @dataclass(frozen=True)
+class Site:
+    """Where one test's store keeps its data: a temporary folder, and (asked for only by the
+    PostgreSQL backend, so the others never start a server) this module's database."""
+
+    tmp: Path
+    request: pytest.FixtureRequest
+
+    def database(self) -> str:
+        return str(self.request.getfixturevalue("store_database"))
+
+
+@dataclass(frozen=True)
 class Backend:
     name: str
-    make: Callable[[Path], SessionStore]
+    make: Callable[[Site], SessionStore]
     damage_object: Callable[[SessionStore, str, str], None]
     #: replace the bytes of line ``seq`` (1-based) behind the store's back
     damage_line: Callable[[SessionStore, str, int, bytes], None]
@@ -106,10 +113,19 @@ def _memory_damage_line(store: SessionStore, session: str, seq: int, data: bytes
     store.ledger(session).lines[seq - 1] = data
 
 
+def _pg(store: SessionStore) -> PostgresStore:
+    assert isinstance(store, PostgresStore)
+    return store
+
+
+def _make_postgres(site: Site) -> SessionStore:
+    return PostgresStore(site.database(), workspace=f"t-{uuid.uuid4().hex[:20]}")
+
+
 BACKENDS = [
     Backend(
         "fs",
-        make=lambda tmp: FileSystemStore(tmp / "sessions", tmp / ".tht" / "cache"),
+        make=lambda site: FileSystemStore(site.tmp / "sessions", site.tmp / ".tht" / "cache"),
         damage_object=_fs_damage,
         damage_line=_fs_damage_line,
         lines=_fs_lines,
@@ -117,11 +133,25 @@ BACKENDS = [
     ),
     Backend(
         "memory",
-        make=lambda tmp: MemoryStore(),
+        make=lambda site: MemoryStore(),
         damage_object=_memory_damage,
         damage_line=_memory_damage_line,
         lines=_memory_lines,
         damage_workspace_object=_memory_damage_workspace,
+    ),
+    Backend(
+        "postgres",
+        make=_make_postgres,
+        damage_object=lambda store, session, sha: pg.damage_object(
+            _pg(store), f"session:{session}", sha
+        ),
+        damage_line=lambda store, session, seq, data: pg.damage_line(
+            _pg(store), f"session:{session}", seq, data
+        ),
+        lines=lambda store, session: pg.lines(_pg(store), f"session:{session}"),
+        damage_workspace_object=lambda store, name, sha: pg.damage_workspace_object(
+            _pg(store), name, sha
+        ),
     ),
 ]
 
@@ -133,8 +163,13 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 @pytest.fixture
-def store(backend: Backend, tmp_path: Path) -> SessionStore:
-    return backend.make(tmp_path)
+def store(
+    backend: Backend, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[SessionStore]:
+    made = backend.make(Site(tmp_path, request))
+    yield made
+    if isinstance(made, PostgresStore):
+        made.close()
 
 
 def _kernel(store: SessionStore, tmp_path: Path) -> WorkflowKernel:
@@ -612,3 +647,216 @@ def test_the_filesystem_store_keeps_the_catalog_under_the_workspace(tmp_path: Pa
     assert (tmp_path / "catalog" / "objects" / digest).read_bytes() == b"snapshot"
     elsewhere = FileSystemStore(tmp_path / "s", tmp_path / "c", workspace_root=tmp_path / "w")
     assert elsewhere.workspace_dir("catalog") == tmp_path / "w" / "catalog"
+
+
+# ------------------------------------------------------------------ copying between stores
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+
+
+def _source_session(tmp_path: Path) -> tuple[MemoryStore, str]:
+    """A session with batches of several lines and an object, in memory."""
+    source = MemoryStore()
+    kernel = _kernel(source, tmp_path / "source")
+    session = admitted_session(kernel)
+    for i in range(3):
+        kernel.apply_outcome(session, "disambiguation", receipt_outcome(f"r{i}"), actor="agent")
+    source.put_object(session, b"SELECT 1;\n")
+    return source, session
+
+
+def _copy(source: SessionStore, target: SessionStore, session: str, *, chunk: int = 4) -> None:
+    """What ``tht store migrate`` does for one session: the workflow, every object, the lines
+    in chunks that end on batch boundaries (resuming from the target's tail)."""
+    target.create_session(session, source.workflow_bytes(session))
+    for sha in source.object_ids(session):
+        assert target.put_object(session, source.get_object(session, sha)) == sha
+    events = source.ledger(session).read().events
+    lines = [ev.encode_event(e) for e in events]  # a ledger tht wrote: its lines re-encode
+    done = 0
+    while done < len(lines):
+        end = min(len(lines), done + chunk)
+        while events[end - 1].batch_left:
+            end += 1
+        target.ledger(session).append_lines(lines[done:end], expected_last_seq=done)
+        done = end
+
+
+def test_append_lines_copies_a_ledger_verbatim(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    source, session = _source_session(tmp_path)
+    _copy(source, store, session)
+    original = source.ledger(session)
+    copied = store.ledger(session)
+    assert backend.lines(store, session) == original.lines  # byte for byte
+    assert copied.read().events == original.read().events
+    assert copied.tail().head == original.tail().head
+    assert (
+        copied.read_anchor()
+        == original.read_anchor()
+        == (len(original.lines), original.tail().head)
+    )
+    assert copied.verify().ok
+    assert store.object_ids(session) == source.object_ids(session)
+    assert (
+        _kernel(store, tmp_path).load(session).state
+        == _kernel(source, tmp_path).load(session).state
+    )
+    # and it goes on like any ledger
+    after = copied.append(
+        [_receipt("d")], expected_last_seq=len(original.lines), clock=FixedClock()
+    )
+    assert after.events[0].prev == original.tail().head and copied.verify().ok
+
+
+def _bad_copies(lines: list[bytes], foreign: list[bytes]) -> dict[str, list[bytes]]:
+    first = ev.decode_event(lines[1])
+    rechained = ev.encode_event(msgspec.structs.replace(first, prev="0" * 64))
+    batch_end = next(i for i, line in enumerate(lines) if ev.decode_event(line).batch_left)
+    return {
+        "prev altered": [lines[0], rechained, *lines[2:]],
+        "a line left out": [lines[0], *lines[2:]],
+        "two lines swapped": [lines[0], lines[2], lines[1], *lines[3:]],
+        "not an event": [lines[0], b'{"type": "nonsense"}'],
+        "not JSON": [lines[0], b"\xff\xfe garbage"],
+        "two lines in one": [lines[0] + b"\n" + lines[1]],
+        "cut inside a batch": lines[: batch_end + 1],
+        "another ledger's lines": foreign,
+        "a line edited": [lines[0], lines[1].replace(b'"admission"', b'"rewriting"'), *lines[2:]],
+    }
+
+
+def test_append_lines_refuses_what_would_not_verify_and_writes_nothing(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    source, session = _source_session(tmp_path)
+    lines = list(source.ledger(session).lines)
+    other = WorkflowKernel(
+        source, clock=FixedClock(), ids=SeededIds(8), workflow_cache=tmp_path / "wfcache"
+    )
+    foreign = list(source.ledger(admitted_session(other, "Which other question?")).lines)
+    store.create_session(session, WORKFLOW_BYTES)
+    for name, bad in _bad_copies(lines, foreign).items():
+        with pytest.raises(IntegrityError, match="nothing was appended") as caught:
+            store.ledger(session).append_lines(bad, expected_last_seq=0)
+        assert caught.value.exit_code == 7, name
+        assert backend.lines(store, session) == [], f"{name}: something was written"
+        assert store.ledger(session).tail().last_seq == 0
+    # a prefix that ends on a batch is fine; what follows it must chain onto it
+    store.ledger(session).append_lines(lines[:4], expected_last_seq=0)
+    with pytest.raises(IntegrityError):
+        store.ledger(session).append_lines(lines[5:], expected_last_seq=4)  # seq 5 left out
+    assert backend.lines(store, session) == lines[:4]
+
+
+def test_append_lines_by_a_stale_copier_is_a_conflict(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    source, session = _source_session(tmp_path)
+    lines = list(source.ledger(session).lines)
+    store.create_session(session, WORKFLOW_BYTES)
+    store.ledger(session).append_lines(lines[:4], expected_last_seq=0)
+    for stale in (0, 3, 5):
+        with pytest.raises(ConflictError) as caught:
+            store.ledger(session).append_lines(lines[4:], expected_last_seq=stale)
+        assert caught.value.exit_code == 4
+        assert caught.value.details == {"expected_last_seq": stale, "last_seq": 4}
+    with pytest.raises(ConflictError):
+        store.ledger(session).append_lines([], expected_last_seq=5)
+    assert store.ledger(session).append_lines([], expected_last_seq=4).events == []
+    assert backend.lines(store, session) == lines[:4]
+
+
+def test_append_lines_never_extends_a_damaged_ledger(
+    store: SessionStore, backend: Backend, tmp_path: Path
+) -> None:
+    source, session = _source_session(tmp_path)
+    lines = list(source.ledger(session).lines)
+    store.create_session(session, WORKFLOW_BYTES)
+    store.ledger(session).append_lines(lines[:4], expected_last_seq=0)
+    backend.damage_line(store, session, 4, lines[3].replace(b'"admission"', b'"rewriting"'))
+    store.ledger(session).close()
+    damaged = backend.lines(store, session)
+    with pytest.raises(IntegrityError):
+        store.ledger(session).append_lines(lines[4:], expected_last_seq=4)
+    assert backend.lines(store, session) == damaged
+
+
+def test_object_ids_list_every_object_sorted(store: SessionStore) -> None:
+    assert store.workspace_object_ids("catalog") == []
+    with pytest.raises(NotFoundError):
+        store.object_ids(SESSION)
+    store.create_session(SESSION, WORKFLOW_BYTES)
+    store.create_session(OTHER, WORKFLOW_BYTES)
+    assert store.object_ids(SESSION) == []
+    digests = {store.put_object(SESSION, f"object {i}".encode()) for i in range(5)}
+    store.put_object(OTHER, b"not this session's")
+    assert store.object_ids(SESSION) == sorted(digests)
+    snapshot = store.put_workspace_object("catalog", b'{"tables": []}')
+    assert store.workspace_object_ids("catalog") == [snapshot]
+    assert store.workspace_object_ids("memory") == []
+
+
+def _golden_ledgers() -> list[Path]:
+    found = sorted((GOLDEN / "sessions").glob("*/ledger.jsonl"))
+    return [p for p in found if p.parent.name != "torn_tail"]  # its torn tail is not a ledger
+
+
+def _fs_files(store: FileSystemStore, session: str) -> dict[str, bytes]:
+    folder = store.sessions_dir / session
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def _copy_lines(source: SessionStore, target: SessionStore, session: str) -> None:
+    target.create_session(session, source.workflow_bytes(session))
+    for sha in source.object_ids(session):
+        target.put_object(session, source.get_object(session, sha))
+    lines = source.ledger(session).lines_after(0, 0)
+    assert lines is not None
+    target.ledger(session).append_lines(lines, expected_last_seq=0)
+
+
+def test_the_golden_ledgers_go_through_the_store_and_back_byte_identical(
+    backend: Backend, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """fs → this backend → fs: the ledger file, its anchor and every object are the same bytes
+    (the golden sessions, and the golden Metadata Catalog). Golden sessions share ids: a store
+    of each kind per session."""
+    paths = _golden_ledgers()
+    assert len(paths) >= 5
+    stores: list[SessionStore] = []
+    try:
+        for path in paths:
+            where = tmp_path / path.parent.name
+            first = FileSystemStore(where / "a" / "sessions", where / "a" / "cache")
+            last = FileSystemStore(where / "b" / "sessions", where / "b" / "cache")
+            middle = backend.make(Site(where, request))
+            stores.append(middle)
+            lines = path.read_bytes().split(b"\n")[:-1]
+            session = str(ev.decode_event(lines[0]).subject)
+            first.create_session(session, WORKFLOW_BYTES)
+            first.put_object(session, path.parent.name.encode())
+            first.ledger(session).append_lines(lines, expected_last_seq=0)
+            assert first.ledger(session).path.read_bytes() == path.read_bytes()
+            _copy_lines(first, middle, session)
+            assert middle.ledger(session).verify().ok, path
+            _copy_lines(middle, last, session)
+            assert _fs_files(last, session) == _fs_files(first, session), path
+        catalog = (GOLDEN / "catalog" / "ledger.jsonl").read_bytes()
+        middle.workspace_ledger("catalog").append_lines(
+            catalog.split(b"\n")[:-1], expected_last_seq=0
+        )
+        assert middle.workspace_ledger("catalog").verify().ok
+        back = middle.workspace_ledger("catalog").lines_after(0, 0)
+        assert back is not None
+        last.workspace_ledger("catalog").append_lines(back, expected_last_seq=0)
+        assert last.workspace_ledger("catalog").path.read_bytes() == catalog
+    finally:
+        for made in stores:
+            if isinstance(made, PostgresStore):
+                made.close()

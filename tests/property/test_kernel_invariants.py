@@ -1,9 +1,10 @@
 """Invariants of the Workflow Kernel under any sequence of operations (Hypothesis stateful).
 
-The machine drives the real kernel API (``WorkflowKernel`` over a ``FileSystemStore`` in a temp
-folder): agent proposals of every kind for any stage, human answers, retractions, skips, reopens,
-pause/resume, finalize, derive, fresh kernel instances (a new process), a crash's torn tail, and
-a deleted, garbled or outdated status cache. After every step it checks, on the ledger as written:
+The machine drives the real kernel API (``WorkflowKernel`` over each store: a ``FileSystemStore``
+in a temp folder, a ``MemoryStore``, a ``PostgresStore`` on the test server): agent proposals of
+every kind for any stage, human answers, retractions, skips, reopens, pause/resume, finalize,
+derive, fresh kernel instances (a new process), a crash's torn tail (on files), and a deleted,
+garbled or outdated status cache. After every step it checks, on the ledger as written:
 
 - seq is gapless and the hash chain and head anchor verify (a torn tail only when one was made);
 - the fold is deterministic, and incremental folds (event by event, from any split, from the
@@ -15,8 +16,8 @@ a deleted, garbled or outdated status cache. After every step it checks, on the 
   ``review_required`` stage completes only by a human's approval of its confirm review; only the
   owner module's outcomes are accepted for the preflight (Question Admission);
 - a finalized session accepts nothing;
-- a rejected operation leaves the session's files (ledger, head anchor, objects, artifacts)
-  byte-identical.
+- a rejected operation leaves what the store holds for the session (files: ledger, head anchor,
+  objects, artifacts; rows: events, head row, objects, artifacts) identical.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import base64
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,8 +53,10 @@ from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import line_hash
 from kernel.reviewer_tools import outcome_from_proposal, parse_proposal
 from kernel.store.memory import MemoryStore
+from kernel.store.postgres import PostgresStore
 from kernel.workflow import WorkflowSpec
 from kernel.workflow_kernel import Applied, WorkflowKernel
+from tests.kernel.store import postgres_support as pg
 from tests.property.invariants import (
     INDEX,
     STEP_IDS,
@@ -72,6 +76,7 @@ from tests.property.strategies import (
     reasons,
 )
 from tests.support.kernel_env import make_kernel
+from tests.support.postgres import PostgresServer
 
 # The compiled workflow is shared by every example's kernel (parsing YAML is the slow part).
 _WORKFLOW_CACHE = Path(tempfile.mkdtemp(prefix="tht-prop-workflow-"))
@@ -98,34 +103,47 @@ class Tracked:
 
 
 class KernelMachine(RuleBasedStateMachine):
-    """The kernel over the filesystem store (``backend = "fs"``); the subclass below runs the
-    same machine over the in-memory store (ARCHITECTURE §3.5: one contract, every backend)."""
+    """The kernel over the filesystem store (``backend = "fs"``); the subclasses below run the
+    same machine over the in-memory store and the PostgreSQL one (ARCHITECTURE §3.5: one
+    contract, every backend). What differs is only how the machine looks behind the store:
+    :meth:`_snapshot`, :meth:`_lines` and the cache tinkering."""
 
     backend = "fs"
+    #: the PostgreSQL backend's database (set by the ``kernel_machine_database`` fixture)
+    dsn: str | None = None
 
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="tht-prop-"))
         self.kernels = 1
         self.memory = MemoryStore()
+        self.workspace = f"prop-{uuid.uuid4().hex[:16]}"  # every example in a fresh workspace
         self.kernel = self._make_kernel(FixedClock())
         self.sessions: list[Tracked] = []
         self.saved_cache: bytes | None = None
 
     def _make_kernel(self, clock: FixedClock) -> WorkflowKernel:
-        if self.backend == "memory":
+        if self.backend in ("memory", "postgres"):
+            store: MemoryStore | PostgresStore = self.memory
+            if self.backend == "postgres":
+                assert self.dsn is not None, "the kernel_machine_database fixture did not run"
+                store = PostgresStore(self.dsn, workspace=self.workspace)
             return WorkflowKernel(
-                self.memory,
-                clock=clock,
-                ids=SeededIds(self.kernels),
-                workflow_cache=_WORKFLOW_CACHE,
+                store, clock=clock, ids=SeededIds(self.kernels), workflow_cache=_WORKFLOW_CACHE
             )
         return make_kernel(
             self.root, seed=self.kernels, clock=clock, workflow_cache=_WORKFLOW_CACHE
         )
 
+    @property
+    def _pg(self) -> PostgresStore:
+        store = self.kernel.store
+        assert isinstance(store, PostgresStore)
+        return store
+
     def _snapshot(self, session: str) -> object:
-        """Everything the store holds for a session (to prove a rejection changed nothing)."""
+        """Everything the store holds for a session but its caches (to prove a rejection
+        changed nothing): files, list entries or rows."""
         if self.backend == "memory":
             found = self.memory._sessions[session]
             return (
@@ -134,14 +152,23 @@ class KernelMachine(RuleBasedStateMachine):
                 dict(found.objects),
                 dict(found.artifacts),
             )
+        if self.backend == "postgres":
+            return pg.dump(self._pg, f"session:{session}")
         return snapshot(self._folder(session))
 
     def _lines(self, session: str) -> list[bytes]:
         if self.backend == "memory":
             return list(self.memory.ledger(session).lines)
+        if self.backend == "postgres":
+            return pg.lines(self._pg, f"session:{session}")
         return self.kernel.store.ledger(session).read_bytes().split(b"\n")[:-1]  # type: ignore[attr-defined]
 
+    def _close_store(self) -> None:
+        if isinstance(self.kernel.store, PostgresStore):
+            self.kernel.store.close()
+
     def teardown(self) -> None:
+        self._close_store()
         shutil.rmtree(self.root, ignore_errors=True)
 
     # ------------------------------------------------------------------ helpers
@@ -434,6 +461,7 @@ class KernelMachine(RuleBasedStateMachine):
     def new_kernel(self) -> None:
         """A new process: nothing in memory, only the store."""
         self.kernels += 1
+        self._close_store()
         self.kernel = self._make_kernel(self.kernel.clock)  # type: ignore[arg-type]
 
     @precondition(lambda self: self.backend == "fs" and self.sessions and self.t.torn is None)
@@ -461,19 +489,23 @@ class KernelMachine(RuleBasedStateMachine):
     @rule(how=st.sampled_from(["delete", "garble", "truncate", "save", "restore"]))
     def tinker_with_cache(self, how: str) -> None:
         """The status cache is an optimisation: any cache state must give the same fold."""
-        if self.backend == "memory":
-            caches = self.memory._caches
+        if self.backend in ("memory", "postgres"):  # through the port, but for deleting
+            store = self.kernel.store
             session = self.t.session
+            cached = store.read_cache(session)
             if how == "save":
-                self.saved_cache = caches.get(session)
+                self.saved_cache = cached
             elif how == "restore":
                 if self.saved_cache is not None:
-                    caches[session] = self.saved_cache
+                    store.write_cache(session, self.saved_cache)
             elif how == "delete":
-                caches.pop(session, None)
-            elif session in caches:
-                data = caches[session]
-                caches[session] = data[: len(data) // 2] if how == "truncate" else b"\x93garbage"
+                if self.backend == "memory":
+                    self.memory._caches.pop(session, None)
+                else:
+                    pg.drop_cache(self._pg, f"session:{session}")
+            elif cached is not None:
+                garbled = cached[: len(cached) // 2] if how == "truncate" else b"\x93garbage"
+                store.write_cache(session, garbled)
             return
         path = self.root / ".tht" / "cache" / "status" / f"{self.t.session}.msgpack"
         if how == "save":
@@ -563,3 +595,28 @@ class MemoryKernelMachine(KernelMachine):
 
 MemoryKernelMachine.TestCase.settings = KernelMachine.TestCase.settings
 TestKernelInvariantsMemory = MemoryKernelMachine.TestCase
+
+
+class PostgresKernelMachine(KernelMachine):
+    backend = "postgres"
+
+
+@pytest.fixture(scope="module")
+def kernel_machine_database(postgres_server: PostgresServer) -> Iterator[str]:
+    """One database for every example of the PostgreSQL machine (each example in its own
+    workspace)."""
+    dsn = pg.fresh_database(postgres_server, "kernel_machine")
+    PostgresKernelMachine.dsn = dsn
+    yield dsn
+    PostgresKernelMachine.dsn = None
+
+
+# Every operation is a few round trips to a real server: a quarter of the filesystem machine's
+# examples (50 under ci) keeps it to about half a minute on 2 busy cores.
+PostgresKernelMachine.TestCase.settings = settings(
+    KernelMachine.TestCase.settings,
+    max_examples=max(5, settings.default.max_examples // 4),
+)
+TestKernelInvariantsPostgres = pytest.mark.usefixtures("kernel_machine_database")(
+    PostgresKernelMachine.TestCase
+)

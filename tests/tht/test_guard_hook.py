@@ -39,6 +39,8 @@ def bash(command: str) -> dict:
         "tht --json catalog relationship reconstruct",
         "tht catalog cleanup --table t --reason r",
         "tht catalog verify --repair --reason r --as human:x",
+        "tht store migrate --to postgres --as human:x",
+        "tht store init --as human:x",
     ],
 )
 def test_human_only_commands_are_denied(command: str) -> None:
@@ -61,6 +63,7 @@ def test_human_only_commands_are_denied(command: str) -> None:
         "tht catalog relationships --include-deleted",
         "tht stage run verification",
         "tht sql run q.sql",
+        "tht store status --json",
         "tht stage --help",
         "python -m pytest tests/",
         "ls sessions/ABC/",

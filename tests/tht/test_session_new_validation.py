@@ -16,11 +16,14 @@ from kernel import transitions
 from modules.disambiguation import admission
 
 QUESTION = "How many ablation procedures were performed in 2023?"
-POSTGRES = "the PostgreSQL store is not available in this version"
 
 
 def _env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("THT_ACTOR", "THT_SESSION")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("THT_ACTOR", "THT_SESSION", "THT_STORE_URL")
+    }
     env.update(
         THT_WORKSPACE=str(root),
         THT_CLOCK="fixed:2026-01-01T00:00:00Z",
@@ -85,9 +88,11 @@ def test_a_bad_workspace_file_creates_no_session(
 
 
 @pytest.mark.parametrize("store", ["store: {kind: postgres}", "store:\n  kind: 'postgres'  # pg"])
-def test_the_postgres_store_is_a_configuration_error_for_every_command(
+def test_the_postgres_store_without_its_url_variable_is_a_configuration_error_everywhere(
     ws: Path, store: str
 ) -> None:
+    # a postgres store is selected, never a silent fs fallback: without $THT_STORE_URL every
+    # command stops at exit 2 naming the variable (never a value), nothing written
     created = _tht(ws, "session", "new", QUESTION, "--json")
     assert created.returncode == 0, created.stderr
     session = json.loads(created.stdout)["session"]
@@ -102,8 +107,7 @@ def test_the_postgres_store_is_a_configuration_error_for_every_command(
     ):
         done = _tht(ws, *argv)
         assert done.returncode == 2, (argv, done.stderr)
-        assert POSTGRES in done.stderr
-        assert "remove `store:` or use kind: fs" in done.stderr
+        assert "THT_STORE_URL" in done.stderr and "store.kind" in done.stderr
     assert _files(ws) == before
 
 

@@ -1,49 +1,54 @@
 """Session ledgers as a second source: ``tht analytics scan --sessions WORKSPACE``.
 
-Each ``sessions/<id>/ledger.jsonl`` of the workspace is read with the kernel's own ledger reader
-(``kernel.ledger.Ledger.read``: read-only, torn tail excluded) from the stored byte offset. Each new
-event becomes a ``runtime_events`` row (``event_type='ledger'``, ``event_origin='session_ledger'``,
-``event_name`` = the ledger event type) whose metadata keeps only what analytics needs: the session
-as an HMAC key, ``seq``, ``v``, the actor's kind, stage, invocation, attempt, causation, retracts,
-and a few closed codes (review kind, completion ``via``, failure code, artifact size). Questions,
-subjects, prompts, labels, rationales, reasons, messages and payload contents are never stored.
+Each session ledger of the workspace is read through the store port (``LedgerPort``: the store
+``workspace.yaml`` selects, filesystem or PostgreSQL; read-only, torn tail excluded) from the
+stored position — ``(seq, head)`` plus the backend's opaque hint, checked with ``line_at`` before
+it is used, as the kernel's own caches are. Each new event becomes a ``runtime_events`` row
+(``event_type='ledger'``, ``event_origin='session_ledger'``, ``event_name`` = the ledger event
+type) whose metadata keeps only what analytics needs: the session as an HMAC key, ``seq``, ``v``,
+the actor's kind, stage, invocation, attempt, causation, retracts, and a few closed codes (review
+kind, completion ``via``, failure code, artifact size). Questions, subjects, prompts, labels,
+rationales, reasons, messages and payload contents are never stored.
 
 After the insert, the session's ``stage_runs`` / ``stage_reviews`` are derived again from all its
 imported events and its workflow snapshot's step order (:mod:`tht.analytics.stage_runs`), in the
-same transaction as the rows and the offset. A ledger the kernel reader rejects (a line that is
-not a valid event) is reported as ``invalid`` and left untouched: ``tht ledger verify`` says why.
+same transaction as the rows and the position. A ledger's ``source_files`` row keeps that
+position in the columns a file uses for its own: ``size`` the last seq imported, ``offset`` the
+hint, ``head_hash`` the keyed hash of the head, ``head_len`` the size of a torn tail then seen
+(no inode, no mtime). A ledger the kernel reader rejects (a line that is not a valid event) is
+reported as ``invalid`` and left untouched: ``tht ledger verify`` says why.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from kernel import events as ev
 from kernel.errors import IntegrityError
-from kernel.ledger import Ledger
+from kernel.ledger_verify import line_hash
 from tht.analytics.events import is_identifier, normalize_timestamp
 from tht.analytics.sources import (
-    HEAD_BYTES,
-    FileView,
+    ReadAction,
     SourceScan,
     SourceState,
-    head_hash,
     load_source,
-    plan_read,
     source_id,
     source_transaction,
 )
 from tht.analytics.stage_runs import LedgerFact, derive_stage_runs
 from tht.analytics.store import AnalyticsStore
+
+if TYPE_CHECKING:
+    from kernel.ledger_records import LedgerRead, LedgerTail
+    from kernel.store.base import LedgerPort
 
 __all__ = ["KIND", "scan_ledger", "scan_sessions"]
 
@@ -67,12 +72,14 @@ _INSERT_REVIEW = (
 
 
 def scan_sessions(store: AnalyticsStore, workspace_root: Path, *, now: str) -> list[SourceScan]:
-    """Import what is new in every session ledger of a workspace (exit 3 if not a workspace)."""
-    from kernel.store.fs import FileSystemStore
+    """Import what is new in every session ledger of a workspace, from the store its
+    workspace.yaml selects (exit 3 if not a workspace; 2/6 for a postgres store whose URL
+    variable is unset or whose server is unreachable)."""
     from kernel.workspace import open_workspace
+    from tht.store_runtime import close_store, open_store
 
     workspace = open_workspace(workspace_root)
-    sessions = FileSystemStore(workspace.sessions_dir, workspace.cache_dir)
+    sessions = open_store(workspace)
     orders: dict[bytes, tuple[str, ...]] = {}  # sessions mostly share one workflow: parse it once
 
     def order_of(session_id: str) -> tuple[str, ...]:
@@ -81,10 +88,19 @@ def scan_sessions(store: AnalyticsStore, workspace_root: Path, *, now: str) -> l
             orders[raw] = workflow_order(raw, f"sessions/{session_id}/workflow.yaml")
         return orders[raw]
 
-    return [
-        scan_ledger(store, sessions.ledger(sid), now=now, order=functools.partial(order_of, sid))
-        for sid in sessions.session_ids()
-    ]
+    try:
+        return [
+            scan_ledger(
+                store,
+                sessions.ledger(sid),
+                now=now,
+                order=functools.partial(order_of, sid),
+                where=str(workspace.root),
+            )
+            for sid in sessions.session_ids()
+        ]
+    finally:
+        close_store(sessions)
 
 
 def workflow_order(raw: bytes, source: str) -> tuple[str, ...]:
@@ -96,52 +112,55 @@ def workflow_order(raw: bytes, source: str) -> tuple[str, ...]:
 
 def scan_ledger(
     store: AnalyticsStore,
-    ledger: Ledger,
+    ledger: LedgerPort,
     *,
     now: str,
     order: Callable[[], Sequence[str]] = tuple,
+    where: str = "",
 ) -> SourceScan:
     """Import the new complete events of one ledger and re-derive its session's stage rows.
 
     ``order()`` gives the session's workflow step order; it is called only when there is
-    something new to project.
+    something new to project. ``where`` (the workspace folder) tells apart two workspaces
+    holding the same session id; it is part of a keyed id, never stored itself.
     """
-    report = SourceScan(path=str(ledger.path), kind=KIND, action="missing")
-    try:
-        fh = ledger.path.open("rb")
-    except FileNotFoundError:
+    report = SourceScan(path=_label(ledger), kind=KIND, action="missing")
+    if not ledger.exists():
         return report
-    with fh:
-        view = FileView.of(os.fstat(fh.fileno()))
-        sid = source_id(store.ids, KIND, str(ledger.path.resolve()))
-        previous = load_source(store.conn, sid)
-        action, start = plan_read(previous, view, lambda n: head_hash(store.ids, fh, n))
-        report.action = action
-        if action == "unchanged":
-            report.torn_tail = previous is not None and previous.offset < previous.size
-            return report
-        try:
-            read = ledger.read(start=start)
-        except IntegrityError:
-            report.action = "invalid"
-            report.invalid_lines = 1
-            return report
-        report.torn_tail = read.torn is not None
-        report.lines_read = len(read.events)
-        head_len = min(read.size, HEAD_BYTES)
-        rescan = action in ("rotated", "truncated", "replaced")
-        kept_lines = 0 if previous is None or rescan else previous.lines_read
-        state = SourceState(
-            id=sid,
-            inode=view.inode,
-            size=view.size,
-            mtime_ns=view.mtime_ns,
-            offset=read.size,
-            head_len=head_len,
-            head_hash=head_hash(store.ids, fh, head_len) if head_len else None,
-            lines_read=kept_lines + len(read.events),
-            rescans=(0 if previous is None else previous.rescans) + int(rescan),
-        )
+    tail = ledger.tail()
+    sid = source_id(store.ids, KIND, f"{where}\x00session\x00{ledger.session_id}")
+    previous = load_source(store.conn, sid)
+    action = _plan(store, ledger, previous, tail)
+    report.action = action
+    torn = 0 if tail.torn is None else len(tail.torn.data)
+    if action == "unchanged":
+        report.torn_tail = torn > 0
+        return report
+    try:
+        if action == "append" and previous is not None:
+            read = ledger.read_after(previous.size, previous.offset)
+        else:
+            read = ledger.read()
+    except IntegrityError:
+        report.action = "invalid"
+        report.invalid_lines = 1
+        return report
+    report.torn_tail = read.torn is not None
+    report.lines_read = len(read.events)
+    rescan = action in ("truncated", "replaced")
+    kept_lines = 0 if previous is None or rescan else previous.lines_read
+    last_seq = read.events[-1].seq if read.events else (previous.size if previous else 0)
+    state = SourceState(
+        id=sid,
+        inode=None,
+        size=last_seq,
+        mtime_ns=None,
+        offset=_hint_after(ledger, read, tail, last_seq),
+        head_len=torn,
+        head_hash=_keyed_head(store, read.head),
+        lines_read=kept_lines + len(read.events),
+        rescans=(0 if previous is None else previous.rescans) + int(rescan),
+    )
     session_key = store.ids.derive(f"session\x00{ledger.session_id}")
     cutoff = store.retention_cutoff()
     rows = []
@@ -167,6 +186,43 @@ def scan_ledger(
             report.duplicates += len(rows) - inserted
             _project(store, conn, sid, session_key, steps)
     return report
+
+
+def _label(ledger: LedgerPort) -> str:
+    path = getattr(ledger, "path", None)  # the fs store's file; a server's ledger has none
+    return str(path) if path is not None else f"session {ledger.session_id}"
+
+
+def _keyed_head(store: AnalyticsStore, head: str) -> str:
+    return store.ids.derive(f"head\x00{head}")
+
+
+def _plan(
+    store: AnalyticsStore, ledger: LedgerPort, previous: SourceState | None, tail: LedgerTail
+) -> ReadAction:
+    """``new``, ``unchanged`` (same seq, head and torn tail), ``append`` (the stored position
+    is still a line of this ledger: read after it), or ``truncated`` / ``replaced`` (read it
+    all again: ids derive from content, nothing is duplicated)."""
+    if previous is None:
+        return "new"
+    torn = 0 if tail.torn is None else len(tail.torn.data)
+    same_head = _keyed_head(store, tail.head) == previous.head_hash
+    if tail.last_seq == previous.size and same_head:
+        return "unchanged" if torn == previous.head_len else "append"
+    if tail.last_seq < previous.size:
+        return "truncated"
+    line = ledger.line_at(previous.size, previous.offset) if previous.size else None
+    if previous.size and (
+        line is None or _keyed_head(store, line_hash(line)) != previous.head_hash
+    ):
+        return "replaced"
+    return "append"
+
+
+def _hint_after(ledger: LedgerPort, read: LedgerRead, tail: LedgerTail, last_seq: int) -> int:
+    """The backend's hint for ``last_seq``: the tail's when the read reached it (the usual
+    case), else none (0: the next scan reads the ledger from its start)."""
+    return tail.hint if tail.last_seq == last_seq else 0
 
 
 def ledger_metadata(event: ev.Event, session_key: str) -> dict[str, Any]:

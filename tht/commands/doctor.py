@@ -2,9 +2,12 @@
 
 Read-only: it verifies, never repairs or writes. Exit codes (docs/cli.md): 2 when the
 configuration is invalid (no workspace, workspace.yaml or workflow.yaml that does not load, an
-unusable store kind), else 7 when the reviewer registry or a session does not verify, else 0
-(``warn`` verdicts never change the exit code). Details name files relative to the workspace,
-so the output is the same wherever the workspace lives.
+unusable store kind, a postgres store whose URL variable is unset or whose schema is not
+current), else 7 when the reviewer registry or a session does not verify, else 0 (``warn``
+verdicts never change the exit code; nor does an unreachable database or store server, as
+``ok: false``).
+Details name files relative to the workspace, so the output is the same wherever the workspace
+lives; a postgres store is named by the variable that holds its URL, never by the URL.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tht.options import DebugOpt, JsonOpt, WorkspaceOpt, invocation
 __all__ = ["doctor"]
 
 _CONFIG = "config"
+_UNAVAILABLE = "unavailable"  # a server that is down: `ok` false, the exit code unchanged
 _INTEGRITY = "integrity"
 
 
@@ -38,21 +42,27 @@ class _Report:
 def doctor(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False) -> None:
     """Check the workspace: settings, workflow, store, signed mode and reviewer keys, vector
     index, database, hooks, catalog, and that every session verifies. Exit 2: configuration
-    invalid; 7: the registry or a session does not verify; else 0."""
+    invalid; 7: the registry or a session does not verify; else 0 (an unreachable server
+    makes ``ok`` false only)."""
     inv = invocation(workspace, json_, debug)
     report = _Report()
     ws = _check_workspace(report, inv.workspace)
     if ws is not None:
         _check_workflow(report, ws)
-        _check_store(report, ws)
+        usable = _check_store(report, ws)
         _check_reviewers(report, ws)
         _check_vector_index(report, ws)
         from tht.commands.doctor_database import check_catalog, check_database
 
         bound = check_database(report, ws, config=_CONFIG)
         _check_hooks(report, ws.root)
-        check_catalog(report, ws, bound, integrity=_INTEGRITY)
-        _check_sessions(report, ws)
+        if usable:
+            check_catalog(report, ws, bound, integrity=_INTEGRITY)
+            _check_sessions(report, ws)
+        else:
+            skipped = "not checked: the session store is not usable (see the store check)"
+            report.add("catalog", "warn", skipped)
+            report.add("sessions", "warn", skipped)
     body = {"ok": not report.failed, "checks": report.checks}
     inv.emit(body, _text(report.checks))
     if _CONFIG in report.failed:
@@ -117,22 +127,26 @@ def _check_workflow(report: _Report, ws: Any) -> None:
         )
 
 
-def _check_store(report: _Report, ws: Any) -> None:
+def _check_store(report: _Report, ws: Any) -> bool:
+    """The store check; whether the store can be opened (else the checks that read it are
+    skipped: they would only repeat its failure under another name)."""
     from kernel.errors import ThtError
     from kernel.workspace import check_store
 
     try:
-        check_store(ws)
+        kind = check_store(ws)
     except ThtError as err:
-        report.add("store", "fail", err.message, "set store.kind to fs in workspace.yaml")
-        return
+        report.add("store", "fail", err.message, "set store.kind to fs or postgres")
+        return False
+    if kind == "postgres":
+        return _check_postgres(report, ws)
     sessions = ws.sessions_dir
     if not sessions.is_dir():
         report.add("store", "fail", "sessions/ is missing", f"tht workspace init {ws.root}")
-        return
+        return False
     if not os.access(sessions, os.W_OK | os.X_OK):
         report.add("store", "fail", "sessions/ is not writable", "chmod u+rwx sessions")
-        return
+        return False
     mode = sessions.stat().st_mode & 0o777
     if mode != 0o700:
         report.add(
@@ -141,8 +155,40 @@ def _check_store(report: _Report, ws: Any) -> None:
             f"fs store writable; sessions/ is mode {mode:04o}, not 0700 (other users may read)",
             "chmod 700 sessions",
         )
-        return
+        return True
     report.add("store", "ok", "fs store writable; sessions/ is mode 0700")
+    return True
+
+
+def _check_postgres(report: _Report, ws: Any) -> bool:
+    """Reachable, and its schema is the one this tht writes (never the URL in a detail)."""
+    from kernel.errors import ThtError, UnavailableError
+    from tht.store_runtime import store_choice, store_url
+
+    try:
+        choice = store_choice(ws)
+        url = store_url(ws, choice)
+    except ThtError as err:
+        report.add("store", "fail", err.message, "export the variable store.url_env names")
+        return False
+    where = f"postgres store (${choice.url_env}, workspace {choice.namespace!r})"
+    try:
+        from kernel.store.postgres import schema_version
+        from kernel.store.postgres_schema import LATEST
+
+        version = schema_version(url)
+    except UnavailableError as err:
+        report.add("store", "fail", err.message, "start the server, or fix the URL", _UNAVAILABLE)
+        return False
+    except ThtError as err:
+        report.add("store", "fail", err.message, "tht store status", _CONFIG)
+        return False
+    if version != LATEST:
+        fix = "tht store init --as human:ID" if version < LATEST else "upgrade tht"
+        report.add("store", "fail", f"{where}: schema version {version}, not {LATEST}", fix)
+        return False
+    report.add("store", "ok", f"{where}: reachable, schema version {version}")
+    return True
 
 
 def _signed(ws: Any) -> bool:

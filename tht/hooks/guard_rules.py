@@ -32,6 +32,8 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     *(("catalog", "relationship", v) for v in ("add", "delete", "restore", "reconstruct")),
     ("catalog", "cleanup"),
     ("catalog", "verify", "--repair"),
+    ("store", "init"),
+    ("store", "migrate"),
 )
 PROTECTED_DIRS = frozenset({"sessions", "catalog", "memory", "reviewers", ".tht"})
 PROTECTED_FILES = frozenset({"workspace.yaml", "workflow.yaml"})
@@ -61,7 +63,9 @@ RAW_HUMAN = re.compile(
     + _SEP
     + r"(?:add|delete|restore|reconstruct)|catalog"
     + _SEP
-    + r"cleanup)(?![\w-])",
+    + r"cleanup|store"
+    + _SEP
+    + r"(?:init|migrate))(?![\w-])",
     re.I,
 )
 RAW_PROTECTED = re.compile(
@@ -72,7 +76,7 @@ RAW_PROTECTED = re.compile(
 THT_WORD = re.compile(r"(?<![\w-])tht(?![\w-])")
 CODE_VERBS = re.compile(
     r"answer|retract|skip|reopen|pause|resume|finalize|derive|abandon|repair|reviewer|revoke"
-    r"|approve|token|forget|sensitive|relationship|cleanup",
+    r"|approve|token|forget|sensitive|relationship|cleanup|migrate",
     re.I,
 )
 IMPORTS_THT = re.compile(r"(?m)(?:^|;)\s*(?:from\s+tht\b|import\s+tht\b)|import_module|tht\.cli")
