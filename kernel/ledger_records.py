@@ -10,10 +10,19 @@ from dataclasses import dataclass
 import msgspec
 
 from kernel.errors import ConflictError, IntegrityError
-from kernel.events import Event, EventDraft, decode_event, encode_event, info_of, stamp
+from kernel.events import (
+    Event,
+    EventDraft,
+    LedgerRepairedPayload,
+    decode_event,
+    encode_event,
+    info_of,
+    stamp,
+)
 from kernel.ledger_verify import line_hash
 
 __all__ = [
+    "TAIL_PROBLEMS",
     "AppendResult",
     "LedgerRead",
     "LedgerTail",
@@ -23,6 +32,8 @@ __all__ = [
     "chain_lines",
     "conflict_error",
     "offset_of_seq",
+    "repair_cut",
+    "repaired_payload",
     "stamp_batch",
 ]
 
@@ -74,6 +85,40 @@ class Repair:
     last_seq: int
     accepted: tuple[int, int] | None  # seqs past the old anchor that were kept
     missing: tuple[int, int] | None  # seqs the old anchor acknowledged that are gone
+
+
+#: problems at a ledger's end that a repair settles without cutting committed lines
+TAIL_PROBLEMS = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
+
+
+def repair_cut(problems: Sequence[object]) -> int | None:
+    """Where an explicit repair cuts: the first line that fails verification (tail problems
+    aside), or None when only the end needs settling. Each problem has ``code``, ``seq``,
+    ``line`` (kernel/ledger_verify.py ``Problem``)."""
+    return min(
+        (
+            getattr(p, "seq", None) or getattr(p, "line", None) or 1
+            for p in problems
+            if getattr(p, "code", "") not in TAIL_PROBLEMS
+        ),
+        default=None,
+    )
+
+
+def repaired_payload(
+    reason: str, done: Repair, problems: Sequence[object]
+) -> LedgerRepairedPayload:
+    """``ledger_repaired``'s payload for a repair ``done`` of a ledger with ``problems``."""
+    return LedgerRepairedPayload(
+        reason=reason.strip(),
+        quarantined_bytes=len(done.moved),
+        quarantined_sha256=line_hash(done.moved) if done.moved else None,
+        accepted_from=done.accepted[0] if done.accepted else None,
+        accepted_to=done.accepted[1] if done.accepted else None,
+        missing_from=done.missing[0] if done.missing else None,
+        missing_to=done.missing[1] if done.missing else None,
+        problems=tuple(f"{getattr(p, 'code', '')}: {getattr(p, 'message', '')}" for p in problems),
+    )
 
 
 def stamp_batch(

@@ -30,6 +30,7 @@ from kernel.ledger import (
     genesis_hash,
     line_hash,
 )
+from kernel.ledger_records import repair_cut, repaired_payload
 from kernel.log import get_logger
 from kernel.outbox import Outbox
 from kernel.outcomes import ArtifactChange, ModuleOutcome, plan_outcome
@@ -677,10 +678,7 @@ class WorkflowKernel:
             raise PolicyError(f"session {session} verifies: there is nothing to repair")
         if any(p.code == "missing_ledger" for p in before.problems):
             raise IntegrityError(f"session {session} has no ledger: it cannot be repaired")
-        cut_seq = min(
-            (p.seq or p.line or 1 for p in before.problems if p.code not in _TAIL_CODES),
-            default=None,
-        )
+        cut_seq = repair_cut(before.problems)
         if cut_seq is not None and cut_seq <= 1:
             raise IntegrityError(
                 f"session {session}: its first line fails verification; it cannot be repaired "
@@ -690,16 +688,7 @@ class WorkflowKernel:
         ledger.close()  # a writer's cached tail would be stale after the repair
         done = ledger.repair(cut_seq=cut_seq)
         loaded = self.load(session)
-        payload = ev.LedgerRepairedPayload(
-            reason=reason.strip(),
-            quarantined_bytes=len(done.moved),
-            quarantined_sha256=line_hash(done.moved) if done.moved else None,
-            accepted_from=done.accepted[0] if done.accepted else None,
-            accepted_to=done.accepted[1] if done.accepted else None,
-            missing_from=done.missing[0] if done.missing else None,
-            missing_to=done.missing[1] if done.missing else None,
-            problems=tuple(f"{p.code}: {p.message}" for p in before.problems),
-        )
+        payload = repaired_payload(reason, done, before.problems)
         applied = self._commit(
             loaded, [ev.EventDraft(type="ledger_repaired", actor=actor, payload=payload)]
         )
@@ -707,9 +696,6 @@ class WorkflowKernel:
 
     def session_ids(self) -> list[str]:
         return self.store.session_ids()
-
-
-_TAIL_CODES = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
 
 
 def _all_problems(report: VerifyReport, state: SessionState) -> list[Problem]:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from kernel import events as ev
 from kernel.errors import IntegrityError, PolicyError, UsageError
-from kernel.ledger_verify import VerifyReport, line_hash
+from kernel.ledger_records import repair_cut, repaired_payload
+from kernel.ledger_verify import VerifyReport
 from kernel.replay import is_human_actor
 from modules.catalog.catalog import Catalog, LoadedCatalog
 
 __all__ = ["repair_catalog"]
-
-#: problems of the ledger's end that a repair settles without cutting committed lines
-_TAIL_CODES = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
 
 
 def repair_catalog(
@@ -32,10 +30,7 @@ def repair_catalog(
         raise PolicyError("the catalog ledger verifies: there is nothing to repair")
     if any(p.code == "missing_ledger" for p in before.problems):
         raise IntegrityError("the catalog has no ledger: it cannot be repaired (run a sync)")
-    cut_seq = min(
-        (p.seq or p.line or 1 for p in before.problems if p.code not in _TAIL_CODES),
-        default=None,
-    )
+    cut_seq = repair_cut(before.problems)
     if cut_seq is not None and cut_seq <= 1:
         raise IntegrityError(
             "the catalog ledger's first line fails verification: it cannot be repaired; move "
@@ -45,16 +40,7 @@ def repair_catalog(
     ledger.close()
     done = ledger.repair(cut_seq=cut_seq)
     loaded = catalog.load_for_write()
-    payload = ev.LedgerRepairedPayload(
-        reason=reason.strip(),
-        quarantined_bytes=len(done.moved),
-        quarantined_sha256=line_hash(done.moved) if done.moved else None,
-        accepted_from=done.accepted[0] if done.accepted else None,
-        accepted_to=done.accepted[1] if done.accepted else None,
-        missing_from=done.missing[0] if done.missing else None,
-        missing_to=done.missing[1] if done.missing else None,
-        problems=tuple(f"{p.code}: {p.message}" for p in before.problems),
-    )
+    payload = repaired_payload(reason, done, before.problems)
     after = catalog.append(
         loaded, [ev.EventDraft(type="ledger_repaired", actor=actor, payload=payload)]
     )

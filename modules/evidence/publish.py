@@ -19,13 +19,12 @@ nothing.
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel.errors import ConflictError, PolicyError, UsageError
+from kernel.errors import PolicyError
+from kernel.process_lock import process_lock
 from modules.evidence.capabilities import EvidenceCapabilities
 from modules.evidence.catalog import load_evidence
 from modules.evidence.eval_set import EvalCase, load_eval_set
@@ -87,34 +86,14 @@ def publish_lock(state_dir: Path) -> Iterator[None]:
     is raised before anything is read or written. The lock file is never deleted (deleting it
     would let two holders lock two different files); it holds the holder's pid.
     """
-    import fcntl
-
-    state_dir.mkdir(parents=True, exist_ok=True)
-    path = state_dir / PUBLISH_LOCK
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as err:
-        raise UsageError(f"{path}: cannot open the publish lock: {err.strerror}") from err
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise UsageError(f"{path}: cannot lock: {err.strerror}") from err
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise ConflictError(
-                f"another `tht evidence publish` is running (pid {holder}); nothing was changed",
-                details={"pid": int(holder) if holder.isdigit() else None, "lock": str(path)},
-            ) from err
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        try:
-            yield
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    with process_lock(
+        state_dir / PUBLISH_LOCK,
+        what="publish lock",
+        busy="another `tht evidence publish` is running (pid {pid}); nothing was changed",
+        mode=0o644,
+        dir_mode=0o777,
+    ):
+        yield
 
 
 def publish(caps: EvidenceCapabilities, *, lock: bool = True) -> PublishReport:
