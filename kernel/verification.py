@@ -14,13 +14,16 @@ lets a human skip it). An agent can no longer record a verification: kernel/outc
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kernel.database.types import QueryResult
 from kernel.events import ProposedEvent
 from kernel.outcomes import ArtifactChange, Failure, ModuleOutcome
+
+if TYPE_CHECKING:  # kernel.report imports this module on `tht session status`'s path: the
+    # database package (its drivers' shims) is not loaded for a type
+    from kernel.database.types import QueryResult
 
 __all__ = [
     "DEFAULT_SAMPLE_ROWS",

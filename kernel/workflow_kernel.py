@@ -625,9 +625,11 @@ class WorkflowKernel:
 
     # ------------------------------------------------------------------ reading
 
-    def artifact(self, session: str, name: str) -> bytes:
-        """An artifact's current content, verified against the hash recorded in the ledger."""
-        return self._artifact_bytes(session, self.load(session).state, name)
+    def artifact(self, session: str, name: str, *, loaded: LoadedSession | None = None) -> bytes:
+        """An artifact's current content, verified against the hash recorded in the ledger
+        (``loaded``: the session this command already loaded, not loaded twice)."""
+        state = (loaded if loaded is not None else self.load(session)).state
+        return self._artifact_bytes(session, state, name)
 
     def _artifact_bytes(self, session: str, state: SessionState, name: str) -> bytes:
         record = state.effective_artifact(name)

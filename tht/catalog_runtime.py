@@ -168,9 +168,10 @@ def open_catalog(app: App, *, with_database: bool = False) -> Catalog:
     return Catalog(catalog_capabilities(app, with_database=with_database))
 
 
-def schema_view(app: App) -> SchemaView | None:
-    """The catalog's SchemaView (active relationships only); None when never synced."""
-    return open_catalog(app).schema_view()
+def schema_view(app: App, *, verified: bool = False) -> SchemaView | None:
+    """The catalog's SchemaView (active relationships only); None when never synced.
+    ``verified``: folded from the verified catalog ledger, for a decision (never a cache)."""
+    return open_catalog(app).schema_view(verified=verified)
 
 
 def current_version(app: App) -> str | None:

@@ -60,22 +60,23 @@ def is_sql_artifact(name: str) -> bool:
 # ----------------------------------------------------------------------------- the schema
 
 
-def _live_view(app: App) -> SchemaView | None:
-    """The Metadata Catalog's view (None: never synced)."""
+def _live_view(app: App, *, verified: bool = False) -> SchemaView | None:
+    """The Metadata Catalog's view (None: never synced); ``verified`` for a decision: folded
+    from the verified catalog ledger, never from its cache (ARCHITECTURE §3.9 rule 4)."""
     from tht.catalog_runtime import schema_view
 
-    return schema_view(app)
+    return schema_view(app, verified=verified)
 
 
-def session_view(app: App, loaded: LoadedSession) -> SchemaView | None:
+def session_view(app: App, loaded: LoadedSession, *, verified: bool = False) -> SchemaView | None:
     """The session's snapshot when it recorded one, else the live catalog's view."""
     if loaded.state.effective_artifact(SNAPSHOT_ARTIFACT) is None:
-        return _live_view(app)
+        return _live_view(app, verified=verified)
     import msgspec
 
     from kernel.schema_view import decode_snapshot
 
-    data = app.kernel.artifact(loaded.session, SNAPSHOT_ARTIFACT)
+    data = app.kernel.artifact(loaded.session, SNAPSHOT_ARTIFACT, loaded=loaded)
     try:
         return decode_snapshot(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as err:
@@ -116,7 +117,9 @@ def approved_ctes(app: App, loaded: LoadedSession) -> list[tuple[str, str]]:
         artifact = event.payload.artifact
         if loaded.state.effective_artifact(artifact) is None:
             continue
-        body = app.kernel.artifact(loaded.session, artifact).decode("utf-8", errors="replace")
+        body = app.kernel.artifact(loaded.session, artifact, loaded=loaded).decode(
+            "utf-8", errors="replace"
+        )
         found.append((event.payload.name, body))
     return found
 
@@ -237,7 +240,7 @@ def _with_snapshot(app: App, proposal: Proposal) -> Proposal:
     from kernel.reviewer_tools import ProposalArtifact
     from kernel.schema_view import encode_snapshot
 
-    view = _live_view(app)
+    view = _live_view(app, verified=True)  # recorded in the session: never from a cache
     if view is None:
         return proposal  # nothing synced: F5/F6 then say what to do
     snapshot = ProposalArtifact(name=SNAPSHOT_ARTIFACT, content=encode_snapshot(view).decode())
@@ -270,7 +273,7 @@ def check_proposal_sql(
     ]
     if not artifacts:
         return
-    view = session_view(app, loaded)
+    view = session_view(app, loaded, verified=True)
     if view is None:
         if _database_bound(app):
             raise UsageError(

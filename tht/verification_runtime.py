@@ -49,7 +49,7 @@ def _sql_of(app: App, loaded: LoadedSession) -> bytes:
         raise PolicyError(
             f"session {loaded.session} has no approved {_SQL_ARTIFACT}: F6 must be approved first"
         )
-    return app.kernel.artifact(loaded.session, _SQL_ARTIFACT)
+    return app.kernel.artifact(loaded.session, _SQL_ARTIFACT, loaded=loaded)
 
 
 def run_stage(app: App, session: str, stage: str) -> dict[str, Any]:

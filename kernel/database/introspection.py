@@ -44,11 +44,14 @@ from kernel.database.types import (
 )
 from kernel.database.version import postgres_structure_version, sqlite_structure_version
 from kernel.errors import NotFoundError
+from kernel.log import get_logger
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["introspect"]
+
+logger = get_logger(__name__)
 
 Progress = Callable[[int, int, str], None]
 T = TypeVar("T")
@@ -235,7 +238,9 @@ def _comments(inspector: Any, schema: str | None, wanted: list[str] | None) -> M
         found: Mapping[_Key, Any] = inspector.get_multi_table_comment(
             schema=schema, filter_names=wanted
         )
-    except (NotImplementedError, sa.exc.DBAPIError):
+    except (NotImplementedError, sa.exc.DBAPIError) as err:
+        # comments are context, not a capability category: without them the tables stand
+        logger.debug("table comments not read: %s", type(err).__name__)
         return {}
     return found
 

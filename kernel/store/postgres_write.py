@@ -28,6 +28,7 @@ path: rows from ``cut_seq`` on move to ``tht_ledger_quarantine`` and the head ro
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +124,7 @@ class _Stamped:
         return found
 
 
-class LedgerWriter:
+class LedgerWriter(ABC):
     """One ledger's rows (a session's, or a workspace-level one, of one workspace) and how they
     are written; :class:`~kernel.store.postgres_ledger.PostgresLedger` adds the reading."""
 
@@ -165,8 +166,9 @@ class LedgerWriter:
     def _what(self, verb: str) -> str:
         return f"{verb} {self.ledger_name} {self._id}"
 
+    @abstractmethod
     def tail(self) -> LedgerTail:
-        raise NotImplementedError  # the reading side's
+        """The committed tail (the reading side, :class:`PostgresLedger`, gives it)."""
 
     # ------------------------------------------------------------------ writing
 

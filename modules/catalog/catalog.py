@@ -87,9 +87,11 @@ class Catalog:
             self._write_cache(state)
         return LoadedCatalog(state, read.head)
 
-    def schema_view(self) -> CatalogSchemaView | None:
-        """The SchemaView of the catalog; None when no sync ever completed."""
-        loaded = self.load()
+    def schema_view(self, *, verified: bool = False) -> CatalogSchemaView | None:
+        """The SchemaView of the catalog; None when no sync ever completed. ``verified``: from
+        the verified ledger (:meth:`load_for_write`), for a command that decides on it (a
+        proposal's SQL check, the snapshot a session records); else the display path."""
+        loaded = self.load_for_write() if verified else self.load()
         if not loaded.state.synced:
             return None
         return CatalogSchemaView(loaded.state, loaded.head)
@@ -113,16 +115,20 @@ class Catalog:
         return self.caps.ledger.tail().last_seq == 0 and (anchor is None or anchor[0] <= 0)
 
     def load_for_write(self) -> LoadedCatalog:
-        """The verified ledger's state (its chain, anchor and signatures checked; the fold from
-        the cache when it matches the verified head, so a write costs the new events only)."""
+        """The verified ledger's state: its chain, anchor and signatures checked, and folded
+        from the verified lines themselves — never from the fold cache, which anyone who can
+        write the workspace's files could have crafted (ARCHITECTURE §3.9 rule 4: what a
+        command decides on comes from the verified ledger). The cache is refreshed from it."""
         if self._fresh() and not self.caps.ledger.read().torn:
             return LoadedCatalog(CatalogState(), genesis_hash(self.caps.ledger.session_id))
         report = self.caps.ledger.verify()
+        events = [e for e in report.decoded if e is not None]
         problems = list(report.problems)
-        problems += self._signature_problems([e for e in report.decoded if e is not None])
-        loaded = self.load()
-        if loaded.head != report.head:
-            raise ConflictError("the catalog changed while this command ran; run it again")
+        problems += self._signature_problems(events)
+        state = fold_catalog(events, self.load_snapshot)
+        if not report.problems:
+            self._write_cache(state)
+        loaded = LoadedCatalog(state, report.head)
         problems += [Problem(p.code, p.message, seq=p.seq) for p in loaded.state.problems]
         if problems:
             first = problems[0]

@@ -19,3 +19,14 @@ def test_the_package_imports_no_heavy_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_the_session_status_path_does_not_load_the_database_package() -> None:
+    # kernel.report quotes F7's result sample (kernel.verification): a type import only
+    probe = (
+        "import sys\n"
+        "import kernel.workflow_kernel, tht.commands.session\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('kernel.database'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
