@@ -20,12 +20,21 @@ from typing import Any, Literal
 
 import msgspec
 
+from kernel.event_base import Event, Payload
+from kernel.memory_events import (
+    MemoryForgotten,
+    MemorySaved,
+    MemorySuperseded,
+    SolvedQuestionSaved,
+)
+
 __all__ = [
     "CATALOG_TYPES",
     "DECISION_TYPES",
     "EVENT_TYPES",
     "HUMAN_DECISION_TYPES",
     "KERNEL_TYPES",
+    "MEMORY_REGISTRY_TYPES",
     "MODULE_DECISION_TYPES",
     "RECEIPT_TYPES",
     "REGISTRY_TYPES",
@@ -47,40 +56,6 @@ __all__ = [
     "payload_from_builtins",
     "stamp",
 ]
-
-
-class Payload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False):
-    """Base of every payload: strict (unknown fields are an error)."""
-
-
-class Event(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, gc=False):
-    """The envelope; ``payload`` is declared by each subclass, so it encodes last.
-
-    Every field but ``sig`` is required: every line carries the whole envelope, and events are
-    only ever constructed by the ledger's stamping (from an :class:`EventDraft`) or by decoding.
-    ``batch_left`` counts the lines of the same append batch that follow this one (0 ends a
-    batch): a reader treats a batch whose last line is missing as never written.
-
-    ``sig`` is the reviewer's signature of a human decision (ARCHITECTURE §3.9, signed mode):
-    ``ed25519:<key id>:<base64 signature>`` over the line's *canonical bytes* — the same event
-    encoded without ``sig`` (absent fields are omitted, so those bytes are exactly the line an
-    unsigned event has). The signed bytes include ``prev``, so a signature also witnesses the
-    whole history before it.
-    """
-
-    seq: int
-    ts: str
-    v: int
-    actor: str
-    stage: str | None
-    invocation: str | None
-    attempt: int | None
-    subject: str | None
-    retracts: int | None
-    causation: int | None
-    batch_left: int
-    prev: str
-    sig: str | None = None
 
 
 # --------------------------------------------------------------------------- kernel payloads
@@ -122,6 +97,11 @@ class ReviewOptionPayload(Payload, frozen=True, kw_only=True):
     id: str
     label: str
     events: tuple[ProposedEvent, ...] = ()
+    #: a ``decide`` review that closes its stage: the events recorded when this option is *not*
+    #: chosen (e.g. ``memory_rejected``); only in reviews of the step's own module
+    unchosen: tuple[ProposedEvent, ...] | msgspec.UnsetType = msgspec.UNSET
+    #: pre-selected in the reviewer's checklist (display: the answer still names every choice)
+    selected: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class ReviewRequestedPayload(Payload, frozen=True, kw_only=True):
@@ -129,6 +109,9 @@ class ReviewRequestedPayload(Payload, frozen=True, kw_only=True):
     prompt: str
     options: tuple[ReviewOptionPayload, ...] = ()
     artifacts: tuple[str, ...] = ()
+    #: answering this ``select``/``decide`` completes the stage (the chosen options are its
+    #: decision): requested only by the step's own module (``module:<owner>``)
+    closes: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class ReviewAnsweredPayload(Payload, frozen=True, kw_only=True):
@@ -352,8 +335,18 @@ class ValueGroundedPayload(Payload, frozen=True, kw_only=True):
 
 
 class MemoryAppliedPayload(Payload, frozen=True, kw_only=True):
+    """A recalled memory (or solved question) the reviewer applied in F2; the later stages see a
+    ``memory`` one as an effective clarification of ``subject`` (``meaning``, ``target``)."""
+
     memory_id: str
     content: str = ""
+    kind: Literal["memory", "solved_question"] | msgspec.UnsetType = msgspec.UNSET
+    subject: str | msgspec.UnsetType = msgspec.UNSET
+    meaning: str | msgspec.UnsetType = msgspec.UNSET
+    target: str | msgspec.UnsetType | None = msgspec.UNSET
+    #: provenance: the session and seq the memory came from
+    source_session: str | msgspec.UnsetType = msgspec.UNSET
+    source_seq: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class MemoryRejectedPayload(Payload, frozen=True, kw_only=True):
@@ -427,6 +420,28 @@ class MemoryPromotedPayload(Payload, frozen=True, kw_only=True):
     source_seq: int
     memory_id: str = ""
     content: str = ""
+    subject: str | msgspec.UnsetType = msgspec.UNSET
+    meaning: str | msgspec.UnsetType = msgspec.UNSET
+    target: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class MemoryNothingRecalledPayload(Payload, frozen=True, kw_only=True):
+    """F2 found nothing to show (``module:memory``): the stage completes with this reason."""
+
+    reason: str
+    #: the texts searched (question, rewritten question, clarified subjects)
+    searched: int = 0
+    #: hits considered before the relevance floor and the session's own decisions
+    considered: int = 0
+    floor: float = 0.0
+
+
+class MemoryNothingToPromotePayload(Payload, frozen=True, kw_only=True):
+    """F8's promotion found no candidate (``module:memory``): the contribution completes with
+    this reason; ``excluded`` counts the clarifications left out, by why."""
+
+    reason: str
+    excluded: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class MemoryPromotionDeclinedPayload(Payload, frozen=True, kw_only=True):
@@ -647,6 +662,14 @@ class MemoryPromotionDeclined(Event, tag="memory_promotion_declined", frozen=Tru
     payload: MemoryPromotionDeclinedPayload
 
 
+class MemoryNothingRecalled(Event, tag="memory_nothing_recalled", frozen=True, kw_only=True):
+    payload: MemoryNothingRecalledPayload
+
+
+class MemoryNothingToPromote(Event, tag="memory_nothing_to_promote", frozen=True, kw_only=True):
+    payload: MemoryNothingToPromotePayload
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -656,7 +679,7 @@ class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     version: int
     owner: str
-    category: Literal["kernel", "decision", "receipt", "registry", "catalog"]
+    category: Literal["kernel", "decision", "receipt", "registry", "catalog", "memory_registry"]
     cls: builtins.type[Event]
     payload: builtins.type[Payload]
     description: str
@@ -665,7 +688,7 @@ class EventTypeInfo(msgspec.Struct, frozen=True, kw_only=True):
 def _info(
     cls: type[Event],
     owner: str,
-    category: Literal["kernel", "decision", "receipt", "registry", "catalog"],
+    category: Literal["kernel", "decision", "receipt", "registry", "catalog", "memory_registry"],
     doc: str,
 ) -> EventTypeInfo:
     tag = cls.__struct_config__.tag
@@ -685,6 +708,7 @@ def _info(
 
 _K = "kernel"
 _C = "catalog"
+_M = "memory"
 EVENT_TYPES: dict[str, EventTypeInfo] = {
     info.type: info
     for info in (
@@ -726,6 +750,10 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
             RelationshipsReconstructed, _C, "catalog", "A human ran Relationship Reconstruction."
         ),
         _info(CatalogCleaned, _C, "catalog", "A human ran Catalog Metadata Cleanup."),
+        _info(MemorySaved, _M, "memory_registry", "A promoted clarification joined the memory."),
+        _info(MemorySuperseded, _M, "memory_registry", "A newer memory replaced an older one."),
+        _info(MemoryForgotten, _M, "memory_registry", "A human forgot a memory."),
+        _info(SolvedQuestionSaved, _M, "memory_registry", "A finalized session's question."),
         _info(QuestionAdmitted, "disambiguation", "decision", "Admission accepted the question."),
         _info(QuestionRefused, "disambiguation", "decision", "Admission refused the question."),
         _info(ConceptClarified, "disambiguation", "decision", "A concept's meaning was chosen."),
@@ -747,6 +775,8 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(DatamartSkipped, "datamart", "decision", "The datamart was not needed."),
         _info(MemoryPromoted, "memory", "decision", "A clarification was promoted to memory."),
         _info(MemoryPromotionDeclined, "memory", "decision", "A promotion was declined."),
+        _info(MemoryNothingRecalled, "memory", "decision", "F2 recall found nothing relevant."),
+        _info(MemoryNothingToPromote, "memory", "decision", "F8 promotion found no candidate."),
     )
 }
 
@@ -784,7 +814,13 @@ HUMAN_DECISION_TYPES: frozenset[str] = frozenset(
 #: decisions only the named module's own invocation records (``tht stage run``), never an agent's
 #: proposal: a step that emits one completes automatically only in an outcome of that module
 #: which records it, with ``ok`` true (kernel/outcomes.py plans it, kernel/replay.py re-checks it)
-MODULE_DECISION_TYPES: Mapping[str, str] = MappingProxyType({"result_verified": "module:core"})
+MODULE_DECISION_TYPES: Mapping[str, str] = MappingProxyType(
+    {
+        "result_verified": "module:core",
+        "memory_nothing_recalled": "module:memory",
+        "memory_nothing_to_promote": "module:memory",
+    }
+)
 
 
 def completes_stage(event_type: str, payload: Payload) -> bool:
@@ -800,8 +836,12 @@ REGISTRY_TYPES: frozenset[str] = frozenset(
 CATALOG_TYPES: frozenset[str] = frozenset(
     name for name, info in EVENT_TYPES.items() if info.category == "catalog"
 )
+#: entries of the workspace's Memory registry; never valid in a session ledger
+MEMORY_REGISTRY_TYPES: frozenset[str] = frozenset(
+    name for name, info in EVENT_TYPES.items() if info.category == "memory_registry"
+)
 #: the categories of workspace-level ledgers' entries (never in a session, never proposed)
-WORKSPACE_CATEGORIES: frozenset[str] = frozenset({"registry", "catalog"})
+WORKSPACE_CATEGORIES: frozenset[str] = frozenset({"registry", "catalog", "memory_registry"})
 
 DecisionType = Literal[
     "question_admitted",
@@ -824,6 +864,8 @@ DecisionType = Literal[
     "datamart_skipped",
     "memory_promoted",
     "memory_promotion_declined",
+    "memory_nothing_recalled",
+    "memory_nothing_to_promote",
 ]
 
 AnyEvent = (
@@ -857,6 +899,10 @@ AnyEvent = (
     | RelationshipRestored
     | RelationshipsReconstructed
     | CatalogCleaned
+    | MemorySaved
+    | MemorySuperseded
+    | MemoryForgotten
+    | SolvedQuestionSaved
     | QuestionAdmitted
     | QuestionRefused
     | ConceptClarified
@@ -878,6 +924,8 @@ AnyEvent = (
     | DatamartSkipped
     | MemoryPromoted
     | MemoryPromotionDeclined
+    | MemoryNothingRecalled
+    | MemoryNothingToPromote
 )
 
 

@@ -66,6 +66,8 @@ class OpenReview(msgspec.Struct, frozen=True, kw_only=True):
     options: tuple[ev.ReviewOptionPayload, ...] = ()
     artifacts: tuple[str, ...] = ()
     target: str | None = None
+    #: answering it completes the stage (a closing select/decide of the step's own module)
+    closes: bool = False
 
 
 class DecisionRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -247,7 +249,8 @@ class _Builder:
             ev.SessionDerived: self._session_derived,
             ev.LedgerRepaired: self._ignore,
         }
-        for name in ev.REGISTRY_TYPES | ev.CATALOG_TYPES:  # never in a session; replay reports them
+        # never in a session; replay reports them
+        for name in ev.REGISTRY_TYPES | ev.CATALOG_TYPES | ev.MEMORY_REGISTRY_TYPES:
             self.handlers[ev.EVENT_TYPES[name].cls] = self._ignore
         for name in ev.DECISION_TYPES:
             self.handlers[ev.EVENT_TYPES[name].cls] = self._decision
@@ -329,6 +332,7 @@ class _Builder:
             prompt=payload.prompt,
             options=payload.options,
             artifacts=payload.artifacts,
+            closes=payload.closes is True,
         )
 
     def _revision_requested(self, event: ev.Event) -> None:

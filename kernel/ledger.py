@@ -105,7 +105,7 @@ class Ledger:
         self._mutex = threading.Lock()
 
     ledger_name = "session"
-    first_type = "session_created"
+    first_type: str | tuple[str, ...] = "session_created"
 
     # ------------------------------------------------------------------ reading
 

@@ -19,7 +19,7 @@ from kernel.events import (
     info_of,
     stamp,
 )
-from kernel.ledger_verify import line_hash
+from kernel.ledger_verify import first_types, line_hash, starts_ledger
 
 __all__ = [
     "TAIL_PROBLEMS",
@@ -145,7 +145,12 @@ def stamp_batch(
 
 
 def chain_lines(
-    lines: Sequence[bytes], *, last_seq: int, prev: str, ledger: str, first_type: str
+    lines: Sequence[bytes],
+    *,
+    last_seq: int,
+    prev: str,
+    ledger: str,
+    first_type: str | tuple[str, ...],
 ) -> tuple[list[Event], str]:
     """Check that already-encoded lines continue a ledger after ``(last_seq, prev)`` exactly as
     ``verify`` would accept them — each decodes to a registered version, seqs follow on, ``prev``
@@ -176,8 +181,9 @@ def chain_lines(
             problem = f"has seq {event.seq}: the ledger ends at seq {seq - 1}"
         elif event.prev != prev:
             problem = "does not chain onto the line before it (prev differs)"
-        elif seq == 1 and info.type != first_type:
-            problem = f"is not {first_type}, the first event of this ledger"
+        elif seq == 1 and not starts_ledger(info.type, first_type):
+            shown = " or ".join(first_types(first_type))
+            problem = f"is not {shown}, the first event of this ledger"
         elif pending and (event.batch_left != pending - 1 or event.ts != batch_ts):
             problem = "breaks the batch before it"
         if problem is not None:

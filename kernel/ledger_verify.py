@@ -83,13 +83,23 @@ class VerifyReport:
         }
 
 
+def first_types(first_type: str | tuple[str, ...]) -> tuple[str, ...]:
+    """A ledger's first-line type(s): one for a session (``session_created``), several for a
+    workspace-level ledger whose history may start in more than one way (the Memory registry)."""
+    return (first_type,) if isinstance(first_type, str) else first_type
+
+
+def starts_ledger(event_type: str, first_type: str | tuple[str, ...]) -> bool:
+    return event_type in first_types(first_type)
+
+
 def verify_ledger_bytes(
     session_id: str,
     data: bytes,
     anchor: tuple[int, str] | None,
     *,
     anchor_name: str = "ledger.head",
-    first_type: str = "session_created",
+    first_type: str | tuple[str, ...] = "session_created",
 ) -> VerifyReport:
     """Verify a ledger's bytes against its anchor (pure: no I/O).
 
@@ -139,8 +149,9 @@ def verify_ledger_bytes(
             problems.append(
                 Problem("seq", f"expected seq {index}, found {event.seq}", index, event.seq)
             )
-        if index == 1 and info.type != first_type:
-            problems.append(Problem("first_event", f"the first event is not {first_type}", 1))
+        if index == 1 and info.type not in first_types(first_type):
+            shown = " or ".join(first_types(first_type))
+            problems.append(Problem("first_event", f"the first event is not {shown}", 1))
         if event.prev != prev:
             problems.append(
                 Problem(

@@ -54,6 +54,9 @@ class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True):
     prompt: str
     options: tuple[ev.ReviewOptionPayload, ...] = ()
     artifacts: tuple[str, ...] = ()
+    #: answering it completes the stage (``select``/``decide`` of the step's own module only):
+    #: the chosen options are the stage's decision, the others' ``unchosen`` events are recorded
+    closes: bool = False
 
 
 class RevisionRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -216,7 +219,7 @@ def plan_outcome(
     _check_module_decisions(step, stage, outcome, payloads, actor)
     written = _check_artifacts(step, stage, outcome.artifacts)
     if outcome.review is not None:
-        _check_review(workflow, step, state, outcome.review, written)
+        _check_review(workflow, step, state, outcome.review, written, actor)
     if outcome.revision is not None:
         _check_revision_target(workflow, state, stage, outcome.revision.target)
 
@@ -266,16 +269,22 @@ def _check_invocation(step: StepSpec, view: StageView, stage: str, outcome: Modu
 
 
 def _check_completion(step: StepSpec, stage: str, outcome: ModuleOutcome) -> None:
-    """Without review, only an ``automatic`` stage takes decisions or completes."""
+    """Without review, only an ``automatic`` stage takes decisions or completes — or a
+    review_required step whose own module records its module decision (F2 found nothing to
+    recall: ``memory_nothing_recalled``; :func:`_check_module_decisions` checks its owner)."""
     if step.completion == "automatic":
         return
-    decisions = any(e.type in ev.DECISION_TYPES for e in outcome.events)
+    decisions = any(
+        e.type in ev.DECISION_TYPES and e.type not in ev.MODULE_DECISION_TYPES
+        for e in outcome.events
+    )
     if outcome.status in ("applied", "completed") and decisions:
         raise PolicyError(
             f"stage {stage} is review_required: decisions must be chosen by a human "
             "(propose a select, decide or confirm review)"
         )
-    if outcome.status == "completed":
+    module_decided = any(e.type in ev.MODULE_DECISION_TYPES for e in outcome.events)
+    if outcome.status == "completed" and not module_decided:
         raise PolicyError(
             f"stage {stage} is review_required: it completes only when a human approves "
             "a confirm review (propose a confirm)"
@@ -368,6 +377,7 @@ def _add_status_draft(out: _Drafts, step: StepSpec, outcome: ModuleOutcome) -> N
                 prompt=review.prompt,
                 options=review.options,
                 artifacts=review.artifacts,
+                closes=True if review.closes else msgspec.UNSET,
             ),
         )
     elif outcome.status == "revision_requested":
@@ -412,9 +422,23 @@ def _check_review(
     state: SessionState,
     review: ReviewRequest,
     written: set[str],
+    actor: str,
 ) -> None:
     if not review.prompt.strip():
         raise UsageError("a review needs a prompt")
+    own = f"module:{step.owner}"
+    if actor != own and any(t in ev.MODULE_DECISION_TYPES for t in step.emits):
+        raise PolicyError(
+            f"{step.id} is its module's own work: only {own} asks its reviews (`tht stage run "
+            f"{step.id}`), not {actor}"
+        )
+    closing = review.closes or any(o.unchosen for o in review.options)
+    if closing and actor != own:
+        raise PolicyError(f"only {own} asks a review that closes {step.id}")
+    if review.closes and review.kind not in ("select", "decide"):
+        raise UsageError("only a select or decide review closes its stage")
+    if any(o.unchosen for o in review.options) and not (review.closes and review.kind == "decide"):
+        raise UsageError("unchosen events belong to a decide review that closes its stage")
     if review.kind in ("select", "decide"):
         if not review.options:
             raise UsageError(f"a {review.kind} review needs at least one option")
@@ -424,7 +448,8 @@ def _check_review(
         for option in review.options:
             if not option.id.strip() or not option.label.strip():
                 raise UsageError("every review option needs an id and a label")
-            for proposed in option.events:
+            unchosen = option.unchosen if option.unchosen is not msgspec.UNSET else ()
+            for proposed in (*option.events, *unchosen):
                 validate_proposed_event(step, workflow, proposed)
                 owner = ev.MODULE_DECISION_TYPES.get(proposed.type)
                 if owner is not None:  # never a human's choice either: the module's own run

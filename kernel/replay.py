@@ -180,7 +180,11 @@ class Replay:
         info = _INFO[type(event)]
         kind = info.type
         if info.category in ev.WORKSPACE_CATEGORIES:
-            owner = "reviewer registry" if info.category == "registry" else "Metadata Catalog"
+            owner = {
+                "registry": "reviewer registry",
+                "catalog": "Metadata Catalog",
+                "memory_registry": "Memory registry",
+            }[info.category]
             raise _Violation("registry_entry", f"{kind} belongs to the workspace's {owner}")
         if (event.seq == 1 or not b.session) and kind != "session_created":
             raise _Violation("first_event", "a session starts with session_created")
@@ -336,7 +340,7 @@ class Replay:
             return
         if info.type not in step.emits:
             raise _Violation("emits", f"stage {step.id} may not emit {info.type}")
-        if step.completion != "automatic":
+        if step.completion != "automatic" and owner is None:
             raise _Violation(
                 "human_decision",
                 f"stage {step.id} is review_required: a human chooses its decisions",
@@ -365,8 +369,20 @@ class Replay:
             raise _Violation("batch", "an outcome's first line is stage_started")
         assert isinstance(event, ev.ReviewRequested)
         step = b.wf.steps[i]
+        own = f"module:{step.owner}"
+        if event.actor != own and any(t in ev.MODULE_DECISION_TYPES for t in step.emits):
+            raise _Violation("actor", f"only {own} asks the reviews of {step.id}")
+        closes = event.payload.closes is True
+        unchosen_any = any(o.unchosen for o in event.payload.options)
+        if (closes or unchosen_any) and event.actor != own:
+            raise _Violation("review", f"only {own} asks a review that closes {step.id}")
+        if closes and event.payload.kind not in ("select", "decide"):
+            raise _Violation("review", "only a select or decide closes its stage")
+        if unchosen_any and not (closes and event.payload.kind == "decide"):
+            raise _Violation("review", "unchosen events belong to a closing decide")
         for option in event.payload.options:
-            for proposed in option.events:
+            unchosen = option.unchosen if not isinstance(option.unchosen, msgspec.UnsetType) else ()
+            for proposed in (*option.events, *unchosen):
                 info = ev.EVENT_TYPES.get(proposed.type)
                 if info is None or info.category in ("kernel", *ev.WORKSPACE_CATEGORIES):
                     raise _Violation("review", f"option {option.id} proposes {proposed.type}")
@@ -431,6 +447,16 @@ class Replay:
             for option_id in choice:
                 for proposed in options[option_id].events:
                     answer.expect.append(_expected_event(proposed, option_id))
+            if review.closes:
+                if any(s != review.seq and r.stage == review.stage for s, r in b.reviews.items()):
+                    raise _Violation("answer", f"other reviews of {review.stage} are open")
+                for option in review.options:
+                    unchosen = option.unchosen
+                    if option.id in choice or isinstance(unchosen, msgspec.UnsetType):
+                        continue
+                    for proposed in unchosen:
+                        answer.expect.append(_expected_event(proposed, option.id))
+                answer.expect.append(("stage_completed", None, {"via": "review"}))
         else:
             if payload.choice or payload.approved is None:
                 raise _Violation("answer", f"a {review.kind} is approved or rejected")
@@ -470,11 +496,11 @@ class Replay:
         if self._outcome_bookkeeping_started(b, i, first):
             raise _Violation("batch", "an outcome's first line is stage_started")
         step = b.wf.steps[i]
-        if step.completion != "automatic":
+        owned = [t for t in step.emits if t in ev.MODULE_DECISION_TYPES]
+        if step.completion != "automatic" and not (owned and self._module_decided):
             raise _Violation(
                 "stage_completed", f"stage {event.stage} completes only when a human approves"
             )
-        owned = [t for t in step.emits if t in ev.MODULE_DECISION_TYPES]
         if owned and not self._module_decided:
             raise _Violation(
                 "module_decision",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import msgspec
+
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from kernel.fold import OpenReview, SessionState
@@ -150,6 +152,15 @@ def _open_review(state: SessionState, seq: int) -> OpenReview:
     raise PolicyError(f"seq {seq} is not an open review request (answered, stale, or not a review)")
 
 
+def _check_last_review(state: SessionState, stage: str, seq: int) -> None:
+    """A review that completes its stage is answered after every other open review of it."""
+    others = [r.seq for r in state.open_reviews if r.stage == stage and r.seq != seq]
+    if others:
+        raise PolicyError(
+            f"answer the other open reviews of {stage} first: " + ", ".join(str(s) for s in others)
+        )
+
+
 def plan_answer(
     workflow: WorkflowSpec,
     state: SessionState,
@@ -197,6 +208,8 @@ def plan_answer(
             raise UsageError("an option is chosen twice")
         if review.kind == "select" and len(choose) != 1:
             raise UsageError("a select review takes exactly one option")
+        if review.closes:
+            _check_last_review(state, review.stage, seq)
         drafts.append(
             draft(
                 "review_answered",
@@ -207,6 +220,17 @@ def plan_answer(
             for proposed in known[option_id].events:
                 payload = ev.payload_from_builtins(proposed.type, proposed.payload)
                 drafts.append(draft(proposed.type, payload, subject=proposed.subject))
+        if review.closes:
+            for option in review.options:
+                unchosen = option.unchosen
+                if option.id in choose or isinstance(unchosen, msgspec.UnsetType):
+                    continue
+                for proposed in unchosen:
+                    payload = ev.payload_from_builtins(proposed.type, proposed.payload)
+                    drafts.append(draft(proposed.type, payload, subject=proposed.subject))
+            drafts.append(
+                draft("stage_completed", ev.StageCompletedPayload(via="review"), actor="kernel")
+            )
         return drafts
     if choose:
         raise UsageError(f"a {review.kind} review is answered with --approve or --reject")
@@ -216,12 +240,7 @@ def plan_answer(
     if not approve:
         return drafts
     if review.kind == "confirm":
-        others = [r.seq for r in state.open_reviews if r.stage == review.stage and r.seq != seq]
-        if others:
-            raise PolicyError(
-                f"answer the other open reviews of {review.stage} first: "
-                + ", ".join(str(s) for s in others)
-            )
+        _check_last_review(state, review.stage, seq)
         drafts.append(
             draft("stage_completed", ev.StageCompletedPayload(via="review"), actor="kernel")
         )

@@ -254,12 +254,16 @@ def _compile(model: Any, digest: str) -> tuple[WorkflowSpec, list[tuple[tuple[An
                         "completion: review_required, not automatic",
                     )
                 )
-            elif name in MODULE_DECISION_TYPES and getattr(step, "completion", None) != "automatic":
+            elif (
+                name in MODULE_DECISION_TYPES
+                and MODULE_DECISION_TYPES[name] != f"module:{getattr(step, 'owner', '')}"
+            ):
                 problems.append(
                     (
                         (*loc, "emits", i),
                         f"{name!r} is recorded by {MODULE_DECISION_TYPES[name]}'s own run: a "
-                        "step that emits it must be completion: automatic",
+                        f"step that emits it must be owned by that module, not "
+                        f"{getattr(step, 'owner', '')!r}",
                     )
                 )
         for i, name in enumerate(step.artifacts):

@@ -44,14 +44,16 @@ class WorkspaceLedgerSpec:
 
     name: str
     ledger_id: str
-    first_type: str
+    first_type: str | tuple[str, ...]
 
 
 WORKSPACE_LEDGERS: dict[str, WorkspaceLedgerSpec] = {
     # the Metadata Catalog (modules/catalog): every history starts with a Catalog Sync Run
     "catalog": WorkspaceLedgerSpec("catalog", "workspace-catalog", "catalog_sync_started"),
     # the Memory registry (§4.3): its event types arrive with the Memory registry itself
-    "memory": WorkspaceLedgerSpec("memory", "workspace-memory", "memory_saved"),
+    "memory": WorkspaceLedgerSpec(
+        "memory", "workspace-memory", ("memory_saved", "solved_question_saved")
+    ),
 }
 
 

@@ -44,7 +44,7 @@ class MemoryLedger:
     """One ledger as a list of line bytes plus its anchor."""
 
     ledger_name = "session"
-    first_type = "session_created"
+    first_type: str | tuple[str, ...] = "session_created"
 
     def __init__(self, session_id: str) -> None:
         self._session_id = session_id

@@ -136,7 +136,7 @@ class LedgerWriter(ABC):
         ledger_id: str,
         *,
         name: str = "session",
-        first_type: str = "session_created",
+        first_type: str | tuple[str, ...] = "session_created",
     ) -> None:
         self._db = db
         self._ws = workspace

@@ -145,8 +145,43 @@ def to_finalize(run: Run) -> None:
         for d in run.kernel.load(run.session).state.effective_decisions()
         if d.type == "concept_clarified"
     )
-    stage_by_select(run, "memory_promotion", "memory_promoted", "ablazione", source_seq=clarified)
-    close(run, "memory_promotion")
+    promote(run, clarified)
+
+
+def promote(run: Run, clarified: int, *, choose: bool = True) -> None:
+    """The memory promotion contribution as Memory's own run asks it: a closing decide, the
+    candidate pre-selected; not choosing it records memory_promotion_declined."""
+    option = ev.ReviewOptionPayload(
+        id=f"c{clarified}",
+        label="ablazione = flag_ablazione",
+        events=(
+            _event(
+                "memory_promoted",
+                "ablazione",
+                source_seq=clarified,
+                memory_id="mem-0123456789abcdef",
+                content="ablazione = flag_ablazione",
+            ),
+        ),
+        unchosen=(
+            _event(
+                "memory_promotion_declined",
+                "ablazione",
+                source_seq=clarified,
+                reason="not promoted by the reviewer",
+            ),
+        ),
+        selected=True,
+    )
+    extra = ev.ReviewOptionPayload(id="none", label="promote nothing")
+    outcome = ModuleOutcome(
+        status="awaiting_review",
+        review=ReviewRequest(
+            kind="decide", prompt="Promote 1 clarification?", options=(option, extra), closes=True
+        ),
+    )
+    seq = _review_seq(run.kernel.apply_outcome(run.session, "memory_promotion", outcome, actor="module:memory"))
+    run.kernel.answer(run.session, seq, actor=H, choose=(option.id,) if choose else ("none",))
 
 
 # ---------------------------------------------------------------------------- scenarios

@@ -67,7 +67,9 @@ def test_finalize_reports_the_hooks_that_failed(finalized: tuple[Path, str, dict
     _, _, body = finalized
     assert body["lifecycle"] == "finalized"
     hooks = {h["task"]: h for h in body["after_finalize"]}
-    assert set(hooks) == {"index", "notify", "mail"}
+    # Memory's solved question first (always), then the workspace's hooks
+    assert set(hooks) == {"memory:solved_question", "index", "notify", "mail"}
+    assert hooks["memory:solved_question"]["status"] == "done"
     assert hooks["index"] == {"task": "index", "status": "done", "error": None}
     for name in ("notify", "mail"):
         assert hooks[name]["status"] == "retrying"

@@ -151,17 +151,17 @@ def test_an_agent_may_still_ask_to_revise_the_sql_from_f7(tmp_path: Path) -> Non
     assert any(type(e).__name__ == "RevisionRequested" for e in applied.events)
 
 
-def test_a_workflow_whose_review_step_emits_result_verified_is_refused(tmp_path: Path) -> None:
+def test_a_workflow_whose_step_records_another_modules_decision_is_refused(tmp_path: Path) -> None:
     from kernel.errors import UsageError
     from kernel.workflow import default_workflow_path, load_workflow_bytes
 
     text = default_workflow_path().read_text()
     tampered = text.replace(
-        "    artifacts: [result_sample.json]\n    completion: automatic",
-        "    artifacts: [result_sample.json]\n    completion: review_required",
+        "  - id: verification\n    display: F7\n    owner: core",
+        "  - id: verification\n    display: F7\n    owner: datamart",
     )
     assert tampered != text
-    with pytest.raises(UsageError, match="must be completion: automatic"):
+    with pytest.raises(UsageError, match="must be owned by that module"):
         load_workflow_bytes(tampered.encode(), "workflow.yaml")
 
 
@@ -180,6 +180,8 @@ def test_result_verified_is_never_a_review_option(tmp_path: Path) -> None:
         review=ReviewRequest(kind="select", prompt="Verified?", options=(option,)),
     )
     before = _files(run)
-    with pytest.raises(PolicyError, match="not offered for review"):
+    with pytest.raises(PolicyError, match="only module:core asks its reviews"):
         run.kernel.apply_outcome(run.session, "verification", outcome, actor="agent")
+    with pytest.raises(PolicyError, match="not offered for review"):
+        run.kernel.apply_outcome(run.session, "verification", outcome, actor="module:core")
     assert _files(run) == before

@@ -43,35 +43,44 @@ def done(state: SessionState, i: int) -> bool:
 
 
 def check_completion_policy(events: list[ev.Event], event: ev.Event) -> None:
-    """A ``review_required`` step completes only when a human approves a confirm review of it
-    (workflow.yaml ``completion``): the event before is that approval, caused by the request."""
+    """How a step completes (workflow.yaml ``completion``): a ``review_required`` step when a
+    human approves a confirm review of it, or answers a *closing* select/decide of its own
+    module; a step that emits a module decision (F7's ``result_verified``, F2's
+    ``memory_nothing_recalled``) also when that module's own run records it in the same batch;
+    an ``automatic`` step with such a decision only that way."""
     if not isinstance(event, ev.StageCompleted) or event.stage not in INDEX:
         return
     step = WORKFLOW.step(event.stage)
-    if step.completion != "review_required":
-        owned = {t for t in step.emits if t in ev.MODULE_DECISION_TYPES}
-        if owned:  # e.g. F7: completes only with tht's own result_verified, ok true
-            batch, j = [], event.seq - 2  # the lines batched before it (batch_left > 0)
-            while j >= 0 and events[j].batch_left:
-                batch.append(events[j])
-                j -= 1
-            recorded = [
-                e
-                for e in batch
-                if ev.info_of(e).type in owned
-                and e.invocation == event.invocation
-                and e.actor == ev.MODULE_DECISION_TYPES[ev.info_of(e).type]
-                and getattr(e.payload, "ok", True) is not False
-            ]
+    owned = {t for t in step.emits if t in ev.MODULE_DECISION_TYPES}
+    batch, j = [], event.seq - 2  # the lines batched before it (batch_left > 0)
+    while j >= 0 and events[j].batch_left:
+        batch.append(events[j])
+        j -= 1
+    recorded = [
+        e
+        for e in batch
+        if ev.info_of(e).type in owned
+        and e.invocation == event.invocation
+        and e.actor == ev.MODULE_DECISION_TYPES[ev.info_of(e).type]
+        and getattr(e.payload, "ok", True) is not False
+    ]
+    if event.payload.via == "auto":
+        if step.completion == "review_required" or owned:
             assert recorded, f"seq {event.seq} closes {step.id} without its module's decision"
         return
+    assert step.completion == "review_required", f"seq {event.seq}: {step.id} is automatic"
     assert event.payload.via == "review", f"seq {event.seq} closes {step.id} without a review"
-    answer = events[event.seq - 2]
-    assert isinstance(answer, ev.ReviewAnswered) and answer.payload.approved is True
+    answer = batch[-1] if batch else None  # an answer opens its own batch
+    assert isinstance(answer, ev.ReviewAnswered), f"seq {event.seq}: not a human's answer"
     assert answer.actor.startswith("human:") and answer.causation == event.causation
     request = events[answer.causation - 1] if answer.causation else None
     assert isinstance(request, ev.ReviewRequested), f"seq {event.seq}: not caused by a review"
-    assert request.payload.kind == "confirm" and request.stage == step.id
+    assert request.stage == step.id
+    if request.payload.kind == "confirm":
+        assert answer.payload.approved is True
+    else:
+        assert request.payload.closes is True and answer.payload.choice
+        assert request.actor == f"module:{step.owner}", "only the module closes by choice"
 
 
 def check_completion_order(before: SessionState, event: ev.Event) -> None:

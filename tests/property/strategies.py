@@ -84,6 +84,10 @@ PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "memory_promotion_declined": st.fixed_dictionaries(
         {"source_seq": integers}, optional={"reason": text}
     ),
+    "memory_nothing_recalled": st.fixed_dictionaries(
+        {"reason": text}, optional={"searched": integers, "considered": integers}
+    ),
+    "memory_nothing_to_promote": st.fixed_dictionaries({"reason": text}),
 }
 
 invalid_payloads = st.sampled_from(

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel import events as ev
+from kernel import memory_events as mev
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.workflow import load_workflow
 from kernel.workflow_kernel import StatusCache
@@ -141,6 +142,25 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         ev.RelationshipsReconstructedPayload, generated=st.integers(0, 2)
     ),
     "catalog_cleaned": st.builds(ev.CatalogCleanedPayload, reason=words),
+    # Memory registry entries (a workspace-level ledger's): never in a session either
+    "memory_saved": st.builds(
+        mev.MemorySavedPayload,
+        memory_id=words,
+        subject=words,
+        meaning=words,
+        source=st.builds(mev.MemorySource, session=words, seq=st.integers(1, 9)),
+        reviewer=st.just("human:ann"),
+    ),
+    "memory_superseded": st.builds(mev.MemorySupersededPayload, memory_id=words, by=words),
+    "memory_forgotten": st.builds(mev.MemoryForgottenPayload, memory_id=words, reason=words),
+    "solved_question_saved": st.builds(
+        mev.SolvedQuestionSavedPayload,
+        solved_id=words,
+        question=words,
+        sql=words,
+        sql_sha256=st.just(SHA),
+        source=st.builds(mev.MemorySource, session=words, seq=st.integers(1, 9)),
+    ),
 }
 
 
