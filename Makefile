@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema clean smoke-cloud report-browser postgres-server
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-memory clean smoke-cloud report-browser postgres-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -81,6 +81,12 @@ eval-evidence: $(STAMP)
 # golden/schema_linking/results.json; BIRD_DIR overrides the data, EVAL_JSON=FILE the report.
 eval-schema: $(STAMP)
 	$(BIN)/python -m benchmarks.eval_schema_linking
+
+# F2 memory recall on benchmarks/data/memory_recall (its README): hit@3, false recall and
+# cross-lingual hit@3 per split, dense-only, BM25-only and fused; floors tuned on the dev split
+# only (EVAL_TUNE=1 prints the dev grid). Writes golden/memory_recall/report.json.
+eval-memory: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_memory_recall
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export

@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "database": "benchmarks.bench_database",
     "catalog": "benchmarks.bench_catalog",
     "store": "benchmarks.bench_store",
+    "memory": "benchmarks.bench_memory",
 }
 
 

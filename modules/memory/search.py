@@ -1,0 +1,277 @@
+"""Fail-closed search of Memory's index, and the relevance floor F2 recalls above.
+
+Before any query the index is checked (:func:`check_index`): its header must exist and be
+readable, have been built with the workspace's embedder and BM25 encoder from the registry as it
+is now (the same ``(last_seq, head)``), and its completion marker — naming that build and that
+head — must be in the store. Anything else is :class:`MemoryIndexUnavailable` (exit 6) with the
+remedy: never an empty result, never a stale one.
+
+:func:`search` ranks the points of one index (filtered on ``memory_index``), kind by kind:
+``dense`` (cosine), ``bm25`` (BM25 over this index's points of that kind) or ``hybrid``, the two
+rankings (``prefetch_limit`` each) fused by RRF exactly as ``VectorStore.query_hybrid`` fuses
+them, keeping each hit's raw cosine and BM25 score beside its fused score.
+
+:func:`relevant` is the **relevance floor**: what F2 may recall is what clears it, not the top k
+of whatever the index holds, so a question about something no memory covers recalls nothing.
+The signal is each hit's dense cosine (:func:`relevance`) against a floor per kind, chosen and
+tuned by measurement on the dev split of the recall evaluation set
+(``benchmarks/data/memory_recall``, see :data:`DEFAULT_FLOOR`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal
+
+import msgspec
+
+from kernel.vectors import DEFAULT_RRF_K
+from modules.memory.index import (
+    COMPLETE_MARKER,
+    INDEX_KINDS,
+    INDEX_LAYOUT,
+    MEMORY_KIND,
+    SOLVED_KIND,
+    MemoryIndexHeader,
+    load_header,
+    marker_filter,
+)
+from modules.memory.index_capabilities import MemoryIndexCapabilities, MemoryIndexUnavailable
+
+if TYPE_CHECKING:
+    from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
+    from modules.memory.recall import RecallHit, RecallKind
+
+__all__ = [
+    "DEFAULT_FLOOR",
+    "REINDEX_COMMAND",
+    "ScoredMemoryHit",
+    "SearchMode",
+    "check_index",
+    "index_filter",
+    "relevance",
+    "relevant",
+    "search",
+]
+
+REINDEX_COMMAND: Final = "tht memory reindex"
+
+DEFAULT_FLOOR: Final[Mapping[str, float]] = MappingProxyType(
+    {MEMORY_KIND: 0.855, SOLVED_KIND: 0.879}
+)
+"""The dense cosine (multilingual-e5-small, query vs passage) a hit must reach to be recalled,
+per kind: a memory's vector is of its subject alone, a solved question's of its question and
+rewritten question, and the two spread differently (a later question is always somewhat like
+an earlier question: unrelated solved questions reach 0.84, unrelated subjects 0.85).
+
+Chosen on the dev split of the recall evaluation set only (``EVAL_TUNE=1 python -m
+benchmarks.eval_memory_recall``): for each kind, the middle of the floors with the highest
+dev hit@3 whose dev false recall stays ≤ 0.05. e5's cosines are compressed, so the floors sit
+high, and they are a property of the embedder: another embedder needs its own. They favour
+recalling nothing over recalling noise: on the locked split, no near-miss recalls anything, and
+fused hit@3 is 0.27 (the ranking alone, without a floor, 0.80); ``dev_tradeoff`` in
+``golden/memory_recall/report.json`` shows what lower floors would give on dev (memories: dev
+false recall 0.1 at 0.827, hit@3 0.52).
+"""
+
+SearchMode = Literal["hybrid", "dense", "bm25"]
+
+
+class ScoredMemoryHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory or solved question in a ranking: ``score`` is the ranking's own (RRF when
+    hybrid), ``dense`` the cosine and ``lexical`` the BM25 score, ``None`` when the hit is not
+    in that ranking (or it was not queried)."""
+
+    id: str
+    kind: str
+    score: float
+    dense: float | None
+    lexical: float | None
+
+
+def _unavailable(reason: str, message: str) -> MemoryIndexUnavailable:
+    return MemoryIndexUnavailable(reason, message, remedy=[REINDEX_COMMAND])
+
+
+def check_index(caps: MemoryIndexCapabilities, *, last_seq: int, head: str) -> MemoryIndexHeader:
+    """The header of an index built from the registry at ``(last_seq, head)``, complete in the
+    store, else :class:`MemoryIndexUnavailable` (``missing`` | ``stale`` | ``incompatible`` |
+    ``corrupt``)."""
+    from kernel.vectors import CollectionMissingError
+
+    try:
+        header = load_header(caps.state_dir)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
+        raise _unavailable(
+            "corrupt", f"the memory index records are unreadable ({err}): run `{REINDEX_COMMAND}`"
+        ) from err
+    if header is None:
+        raise _unavailable("missing", f"the memory index was never built: run `{REINDEX_COMMAND}`")
+    if header.layout != INDEX_LAYOUT:
+        raise _unavailable(
+            "incompatible",
+            f"the memory index has layout {header.layout}, this tht reads {INDEX_LAYOUT}: "
+            f"run `{REINDEX_COMMAND}`",
+        )
+    embedder, bm25 = caps.embedder(), caps.bm25()
+    if (header.embedder, header.dense_size) != (embedder.identity, embedder.dimension):
+        raise _unavailable(
+            "incompatible",
+            f"the memory index was built with embedder {header.embedder}; the workspace now "
+            f"uses {embedder.identity}: run `{REINDEX_COMMAND}`",
+        )
+    if header.bm25 != bm25.identity:
+        raise _unavailable(
+            "incompatible",
+            f"the memory index was built with {header.bm25}; the workspace now uses "
+            f"{bm25.identity}: run `{REINDEX_COMMAND}`",
+        )
+    if (header.registry_seq, header.registry_head) != (last_seq, head):
+        raise _unavailable(
+            "stale",
+            f"the memory index was built from the registry at seq {header.registry_seq}, the "
+            f"registry is now at seq {last_seq}: run `{REINDEX_COMMAND}`",
+        )
+    store = caps.vector_store()
+    try:
+        complete = store.count(marker_filter(header.index, header.build, head=head)) == 1
+    except CollectionMissingError as err:
+        raise _unavailable(
+            "missing", f"the memory index is missing ({err.message}): run `{REINDEX_COMMAND}`"
+        ) from err
+    if not complete:
+        raise _unavailable(
+            "stale",
+            "the vector store does not hold the memory index its records describe (partial, "
+            f"removed or foreign): run `{REINDEX_COMMAND}`",
+        )
+    return header
+
+
+def index_filter(kind: str, index: str) -> VectorFilter:
+    """The points of ``kind`` of one index (never its completion marker)."""
+    from kernel.vectors import VectorFilter
+
+    exclude = {"marker": COMPLETE_MARKER} if kind == MEMORY_KIND else {}
+    return VectorFilter(kind=kind, match={"memory_index": index}, exclude=exclude)
+
+
+def search(
+    caps: MemoryIndexCapabilities,
+    header: MemoryIndexHeader,
+    text: str,
+    *,
+    limit: int,
+    mode: SearchMode = "hybrid",
+    kinds: Sequence[str] = INDEX_KINDS,
+) -> list[ScoredMemoryHit]:
+    """The best ``limit`` memories and solved questions for ``text`` (of ``kinds``), best first
+    (score descending, then kind and id). Raises ``VectorStoreError`` /
+    ``EmbedderUnavailableError`` when a dependency fails (exit 6)."""
+    if limit < 1:
+        return []
+    unknown = [k for k in kinds if k not in INDEX_KINDS]
+    if unknown:
+        raise ValueError(f"memory search: unknown kind(s) {', '.join(unknown)}")
+    dense = caps.embedder().embed_queries([text])[0] if mode != "bm25" else None
+    sparse = caps.bm25().embed_query(text) if mode != "dense" else None
+    store = caps.vector_store()
+    hits: list[ScoredMemoryHit] = []
+    for kind in dict.fromkeys(kinds):
+        hits.extend(
+            _rank(caps, store, index_filter(kind, header.index), kind, dense, sparse, limit)
+        )
+    hits.sort(key=lambda h: (-h.score, h.kind, h.id))
+    return hits[:limit]
+
+
+def _rank(
+    caps: MemoryIndexCapabilities,
+    store: VectorStore,
+    where: VectorFilter,
+    kind: str,
+    dense: Sequence[float] | None,
+    sparse: SparseVector | None,
+    limit: int,
+) -> list[ScoredMemoryHit]:
+    fetch = limit if dense is None or sparse is None else max(caps.prefetch_limit, limit)
+    cosines = (
+        _scores(store.query_dense(dense=dense, where=where, limit=fetch))
+        if dense is not None
+        else {}
+    )
+    lexical = (
+        _scores(store.query_sparse(sparse=sparse, where=where, limit=fetch, idf_corpus=where))
+        if sparse is not None and sparse.indices
+        else {}
+    )
+    if dense is None or sparse is None:
+        only = cosines if sparse is None else lexical
+        return [
+            ScoredMemoryHit(
+                id=item, kind=kind, score=score, dense=cosines.get(item), lexical=lexical.get(item)
+            )
+            for item, score in only.items()
+        ]
+    return [
+        ScoredMemoryHit(
+            id=item, kind=kind, score=score, dense=cosines.get(item), lexical=lexical.get(item)
+        )
+        for item, score in _rrf(list(cosines), list(lexical)).items()
+    ][:limit]
+
+
+def _scores(points: Sequence[ScoredPoint]) -> dict[str, float]:
+    """``item id -> score`` in the store's order (score descending, point id ascending)."""
+    out: dict[str, float] = {}
+    for point in points:
+        item = point.payload.get("item")
+        if isinstance(item, str):
+            out.setdefault(item, float(point.score))
+    return out
+
+
+def _rrf(dense: Sequence[str], bm25: Sequence[str]) -> dict[str, float]:
+    """RRF of two rankings as ``kernel.vectors.fusion.rrf_fuse`` computes it (position ``p``
+    contributes ``1 / (k + p)``, dense first), ordered by fused score then id."""
+    scores: dict[str, float] = {}
+    for ranking in (dense, bm25):
+        for position, item in enumerate(ranking):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (DEFAULT_RRF_K + position)
+    return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def relevance(hit: ScoredMemoryHit) -> float | None:
+    """The signal the floor applies to: the hit's dense cosine. None when the hit is not in the
+    dense ranking (it came from BM25 alone): below every candidate that was, never relevant.
+
+    Measured on the dev split, adding the BM25 score (weights 0.005 to 0.04 of a cosine point)
+    moved dev hit@3 at the same false recall by at most one question: the simpler signal won.
+    """
+    return hit.dense
+
+
+def _floor_of(floor: float | Mapping[str, float], kind: str) -> float | None:
+    if isinstance(floor, Mapping):
+        value = floor.get(kind)
+        return None if value is None else float(value)
+    return float(floor)
+
+
+def relevant(
+    hits: Sequence[ScoredMemoryHit], *, floor: float | Mapping[str, float] = DEFAULT_FLOOR
+) -> list[RecallHit]:
+    """The hits whose :func:`relevance` reaches ``floor`` (one number, or one per kind; a kind
+    without a floor is never relevant), in their order, as recall hits whose ``score`` is that
+    relevance (comparable with the floor, unlike a fused RRF score): nothing when nothing clears
+    it (a floor, not top-k of noise)."""
+    from modules.memory.recall import RecallHit
+
+    out: list[RecallHit] = []
+    for hit in hits:
+        signal, bar = relevance(hit), _floor_of(floor, hit.kind)
+        if signal is not None and bar is not None and signal >= bar:
+            kind: RecallKind = "memory" if hit.kind == MEMORY_KIND else "solved_question"
+            out.append(RecallHit(id=hit.id, kind=kind, score=signal))
+    return out
