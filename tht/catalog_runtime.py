@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kernel.database import DatabaseBinding
-    from kernel.events import Event
-    from kernel.ledger_records import Signer
     from kernel.schema_view import SchemaView
     from modules.catalog import Catalog, CatalogCapabilities, DatabaseAccess, SyncReport
     from modules.catalog.capabilities import Progress
@@ -39,6 +37,8 @@ __all__ = [
     "schema_view",
     "sync",
 ]
+
+from tht.workspace_signing import human_check, signer_for
 
 logger = logging.getLogger(__name__)
 
@@ -108,37 +108,6 @@ def _run_log(app: App) -> Any:
     return log
 
 
-def _signer_for(app: App) -> Any:
-    def signer_for(actor: str) -> Signer | None:
-        from kernel.errors import PolicyError
-
-        trust = app.kernel.trust
-        if not trust.signed:
-            return None
-        if trust.unlock is None:
-            raise PolicyError("signed mode: no way to unlock a reviewer key here")
-        key = trust.unlock(actor)
-        if key.reviewer != actor:
-            raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
-
-        def sign(event: Event) -> str | None:
-            return key.sign_event(event) if event.actor == actor else None
-
-        return sign
-
-    return signer_for
-
-
-def _human_check(app: App) -> Any:
-    def check(event: Event) -> str | None:
-        found = app.kernel.trust.human_check
-        if found is None:
-            return "no reviewer registry: the signature cannot be verified"
-        return found(event)
-
-    return check
-
-
 def catalog_capabilities(app: App, *, with_database: bool = False) -> CatalogCapabilities:
     """The module's capabilities; the database only ``with_database`` (reads never need it)."""
     from modules.catalog import CatalogCapabilities
@@ -157,8 +126,8 @@ def catalog_capabilities(app: App, *, with_database: bool = False) -> CatalogCap
         database=database_access(app) if with_database else None,
         sync_lock=lambda: sync_lock(lock_path),
         run_log=_run_log(app),
-        signer_for=_signer_for(app),
-        human_check=_human_check(app),
+        signer_for=signer_for(app),
+        human_check=human_check(app),
     )
 
 

@@ -57,6 +57,7 @@ def _register() -> None:
         evidence,
         hooks,
         ledger,
+        memory,
         reviewer,
         route,
         schema,
@@ -90,6 +91,7 @@ def _register() -> None:
     app.add_typer(search.app, name="search")
     app.add_typer(reviewer.app, name="reviewer")
     app.add_typer(catalog.app, name="catalog")
+    app.add_typer(memory.app, name="memory")
     app.add_typer(sql.app, name="sql")
     app.add_typer(schema.app, name="schema")
     app.add_typer(store.app, name="store")

@@ -141,13 +141,20 @@ class App:
     # ------------------------------------------------------------------ after finalize
 
     def after_finalize_tasks(self) -> tuple[str, ...]:
+        """Memory's solved question (always), then the workspace's after-finalize hooks."""
+        from tht.memory_runtime import SOLVED_TASK
+
         settings = self.settings
         hooks = settings.after_finalize
-        return tuple(f"{_COMMAND_TASK_PREFIX}{hook.name}" for hook in hooks)
+        return (SOLVED_TASK, *(f"{_COMMAND_TASK_PREFIX}{hook.name}" for hook in hooks))
 
     def outbox_handlers(self) -> Mapping[str, Callable[[OutboxItem], None]]:
+        from tht.memory_runtime import SOLVED_TASK, solved_question_task
+
         settings = self.settings
-        handlers: dict[str, Callable[[OutboxItem], None]] = {}
+        handlers: dict[str, Callable[[OutboxItem], None]] = {
+            SOLVED_TASK: solved_question_task(self)
+        }
         for hook in settings.after_finalize:
             handlers[f"{_COMMAND_TASK_PREFIX}{hook.name}"] = self._command_handler(
                 tuple(hook.command), float(hook.timeout_s)
@@ -280,12 +287,22 @@ def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
             raise IntegrityError(broken)
         from tht.reviewer_keys import unlock as unlock_key
 
+        found = _UNLOCKED.get(reviewer)
+        if found is not None:
+            return found
         try:
-            return unlock_key(reviewer)
+            key = unlock_key(reviewer)
         except FileNotFoundError as err:  # pragma: no cover - unlock maps it already
             raise PolicyError(str(err)) from err
+        _UNLOCKED[reviewer] = key
+        return key
 
     return unlock
+
+
+#: the reviewer keys this command unlocked, kept for its lifetime only (in memory): one command
+#: that signs twice — the memory registry's entry, then the session's answer — asks once
+_UNLOCKED: dict[str, ReviewerSigner] = {}
 
 
 def open_app(workspace_root: Path) -> App:

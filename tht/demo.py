@@ -31,6 +31,8 @@ from tht.demo_database import DEMO_QUESTION as QUESTION
 #: where the demo database lives, relative to the workspace (the binding's url)
 DATABASE = "data/ospedali.db"
 REVIEWER = "human:reviewer"
+#: the later question of the second session, which Memory recalls the first one for
+SECOND_QUESTION = "Quante ablazioni per ospedale nel 2025?"
 #: the demo reviewer's passphrase, typed at the pty like a person would (a demo-only key)
 PASSPHRASE = "demo reviewer passphrase"
 
@@ -125,6 +127,38 @@ class Demo:
         print(f"{stage}: {result['state']}" + (f" (review {review})" if review else ""), flush=True)
         return int(review) if review is not None else None
 
+    def open_review(self, stage: str) -> int:
+        for review in self.tht("review", "list", show=False, json_out=True):
+            if review["stage"] == stage:
+                return int(review["seq"])
+        raise SystemExit(f"no open review of {stage}")
+
+    def second_session(self) -> None:
+        """A later question on the same workspace: F2 recalls the first session's promoted
+        clarification and its solved question; the reviewer applies the clarification."""
+        first = self.env["THT_SESSION"]
+        created = self.tht("session", "new", SECOND_QUESTION, show=False, json_out=True)
+        self.env["THT_SESSION"] = created["session"]
+        print(
+            f"\n# a second session on the same workspace\n$ tht session new "
+            f"{shlex.quote(SECOND_QUESTION)}\nsession {created['session']} admitted",
+            flush=True,
+        )
+        self.tht("memory", "search", SECOND_QUESTION)
+        print("\n# F1: only the year needs a decision; closing F1 runs F2, which recalls memory")
+        self.answer(self.propose("disambiguation", "20-f1-year.json"), "--choose", "year")
+        self.answer(self.propose("disambiguation", "03-f1-confirm.json"), "--approve")
+        recall = self.open_review("memory_recall")
+        self.tht("review", "show", str(recall))
+        memory = next(
+            o["id"]
+            for o in self.tht("review", "show", str(recall), show=False, json_out=True)["options"]
+            if o["id"].startswith("m:")
+        )
+        self.answer(recall, "--choose", memory)
+        self.timeline()
+        self.env["THT_SESSION"] = first
+
     def answer(self, seq: int | None, *how: str) -> None:
         assert seq is not None
         self.tht("review", "answer", str(seq), *how, "--as", REVIEWER)
@@ -173,18 +207,8 @@ class Demo:
         self.answer(
             self.propose("disambiguation", "02-f1-period.json"), "--choose", "year,hospital"
         )
+        print("\n# closing F1 runs F2: Memory recalls nothing yet (the workspace memory is empty)")
         self.answer(self.propose("disambiguation", "03-f1-confirm.json"), "--approve")
-
-        print("\n# F2 memory recall: no workspace memory yet, the reviewer skips it")
-        self.tht(
-            "stage",
-            "skip",
-            "memory_recall",
-            "--reason",
-            "no workspace memory yet",
-            "--as",
-            REVIEWER,
-        )
 
         print("\n# F3 rewriting: question.md with its assumptions")
         self.answer(self.propose("rewriting", "04-f3-rewrite.json"), "--choose", "accept")
@@ -245,24 +269,27 @@ class Demo:
             REVIEWER,
         )
 
-        print("\n# before_finalize: the required memory promotion contribution")
-        self.answer(
-            self.propose("memory_promotion", "15-memory-promotion.json"),
-            "--choose",
-            "ablazione,decline",
-        )
-        self.answer(self.propose("memory_promotion", "16-memory-confirm.json"), "--approve")
+        print("\n# before_finalize: tht computes the memory promotion candidates from the ledger")
+        self.tht("memory", "promote", "--preview")
+        promotion = self.open_review("memory_promotion")
+        self.tht("review", "show", str(promotion))
+        clarified = self.seq_of("concept_clarified", "ablazione")
+        print("\n# the reviewer promotes the clarification: the registry is written first")
+        self.answer(promotion, "--choose", f"c{clarified}")
 
-        print("\n# finalize: report.md, then the session is immutable")
+        print("\n# finalize: report.md, then the session is immutable; its solved question")
+        print("# joins the workspace memory (the outbox)")
         self.tht("session", "finalize", "--as", REVIEWER)
         self.timeline()
         self.tht("artifact", "show", "report.md")
+        self.tht("memory", "list")
 
         print(f"\n# time travel: the session as it was before the reopen (seq {before_reopen})")
         self.tht("session", "status", "--at", str(before_reopen))
 
         print("\n# the ledger's hash chain")
         self.tht("ledger", "verify")
+        self.second_session()
 
         print("\n# analytics: stage durations and review waits, imported from the ledgers")
         self.tht("analytics", "scan", "--sessions", str(self.workspace))

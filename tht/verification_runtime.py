@@ -1,7 +1,8 @@
 """``tht stage run``: a stage's own module invocation, composed here (ARCHITECTURE §6).
 
-Today one kind of step is run by tht itself: a step that emits a module decision
-(``kernel.events.MODULE_DECISION_TYPES``), i.e. F7 ``verification`` — the approved
+tht runs a step itself when it emits a module decision (``kernel.events.MODULE_DECISION_TYPES``):
+F2 ``memory_recall`` and F8's ``memory_promotion`` (Memory, ``tht.memory_runtime``), and F7
+``verification`` — the approved
 ``sql_final.sql`` runs read-only against the Workspace Database with the binding's limits, and
 :func:`kernel.verification.plan_verification` turns what happened into the outcome the kernel
 applies as ``module:core``. It also runs by itself right after a human approves F6
@@ -14,6 +15,7 @@ with the reason, and the stage fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kernel.errors import NotFoundError, PolicyError, ThtError, UsageError
@@ -66,8 +68,21 @@ def run_stage(app: App, session: str, stage: str) -> dict[str, Any]:
         current = loaded.state.current_stage or "none"
         shown = view.state if view is not None else "not a stage"
         raise PolicyError(f"stage {stage} is {shown}, not the current stage ({current})")
-    applied = _verify(app, loaded, stage)
+    decision = next(t for t in step.emits if t in MODULE_DECISION_TYPES)
+    applied = _MODULE_RUNS[decision](app, loaded, stage)
     return _run_json(applied, stage)
+
+
+def _recall(app: App, loaded: LoadedSession, stage: str) -> Applied:
+    from tht.memory_runtime import run_recall
+
+    return run_recall(app, loaded, stage)
+
+
+def _promotion(app: App, loaded: LoadedSession, stage: str) -> Applied:
+    from tht.memory_runtime import run_promotion
+
+    return run_promotion(app, loaded, stage)
 
 
 def _verify(app: App, loaded: LoadedSession, stage: str) -> Applied:
@@ -102,6 +117,15 @@ def _verify(app: App, loaded: LoadedSession, stage: str) -> Applied:
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=VERIFIER, loaded=loaded)
 
 
+#: the module run of a step, by the module decision it emits (so a custom workflow's step runs
+#: by what it records, not by its name)
+_MODULE_RUNS: dict[str, Callable[[App, LoadedSession, str], Applied]] = {
+    "result_verified": _verify,
+    "memory_nothing_recalled": _recall,
+    "memory_nothing_to_promote": _promotion,
+}
+
+
 def _run_json(applied: Applied, stage: str) -> dict[str, Any]:
     types = [info_of(e).type for e in applied.events]
     if "stage_failed" in types:
@@ -123,7 +147,20 @@ def _run_json(applied: Applied, stage: str) -> dict[str, Any]:
         "events": [e.seq for e in applied.events],
         "current_stage": applied.state.current_stage,
         **_verified(applied),
+        **_module_reason(applied),
     }
+
+
+def _module_reason(applied: Applied) -> dict[str, Any]:
+    """Why a module run completed its step with nothing to review, or what it asks."""
+    from kernel.events import MemoryNothingRecalled, MemoryNothingToPromote, ReviewRequested
+
+    for event in applied.events:
+        if isinstance(event, MemoryNothingRecalled | MemoryNothingToPromote):
+            return {"reason": event.payload.reason}
+        if isinstance(event, ReviewRequested):
+            return {"prompt": event.payload.prompt, "options": len(event.payload.options)}
+    return {}
 
 
 def _verified(applied: Applied) -> dict[str, Any]:

@@ -444,10 +444,10 @@ def _new_session(tmp_path: Path) -> Cli:
 
 
 def _drive_to_cte(cli: Cli) -> None:
-    """F1 confirmed, F2 skipped, F3 and F4 confirmed with their artifacts: F5 (cte) is current."""
+    """F1 confirmed (F2 then runs by itself: nothing to recall), F3 and F4 confirmed with their
+    artifacts: F5 (cte) is current."""
     review = cli.propose("disambiguation", {"kind": "confirm", "prompt": "Close F1?"})["review"]
     cli.ok("review", "answer", str(review), "--approve", *HUMAN)
-    cli.ok("stage", "skip", "memory_recall", "--reason", "no memory yet", *HUMAN)
     for stage, name in (("rewriting", "question.md"), ("schema_linking", "schema_linking.json")):
         body = {"kind": "confirm", "artifacts": [{"name": name, "content": "{}\n"}]}
         cli.ok("review", "answer", str(cli.propose(stage, body)["review"]), "--approve", *HUMAN)
@@ -559,7 +559,6 @@ def test_review_show_of_a_confirm_shows_the_verified_artifact_content(cli: Cli) 
 
     review = cli.propose("disambiguation", {"kind": "confirm", "prompt": "Close F1?"})["review"]
     cli.ok("review", "answer", str(review), "--approve", *HUMAN)
-    cli.ok("stage", "skip", "memory_recall", "--reason", "no memory yet", *HUMAN)
     content = "# Question\n\nAblations in 2023, by hospital.\nRECORDED-MARKER\n"
     body = {"kind": "confirm", "artifacts": [{"name": "question.md", "content": content}]}
     seq = str(cli.propose("rewriting", body)["review"])

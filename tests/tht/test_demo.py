@@ -102,8 +102,15 @@ def test_demo_drives_a_session_to_a_verified_finalization(
     assert "mcp-technical-analyst" in out  # the routing hook's hint
     assert "memory_promotion" in out.split("$ tht analytics sessions")[1]
     assert "\n$ tht ledger verify\nok: " in out
-    sessions = [p for p in (target / "sessions").iterdir() if p.is_dir()]
-    assert len(sessions) == 1
+    # the second session recalls the first one's promoted clarification and solved question
+    second = out.split("# a second session on the same workspace")[1]
+    assert "memory_recall: review" in second
+    assert "option [m:mem-" in second and "option [q:sq-" in second
+    assert "promoted by human:reviewer" in second
+    sessions = sorted(
+        (p for p in (target / "sessions").iterdir() if p.is_dir()), key=lambda p: p.name
+    )
+    assert len(sessions) == 2
     status = subprocess.run(
         [sys.executable, "-m", "tht", "session", "status", sessions[0].name, "--json"],
         env={**env, "THT_WORKSPACE": str(target)},
@@ -114,8 +121,22 @@ def test_demo_drives_a_session_to_a_verified_finalization(
     body = json.loads(status.stdout)
     assert body["lifecycle"] == "finalized"
     states = {s["id"]: s["state"] for s in body["stages"]}
-    assert states["memory_recall"] == states["datamart"] == "skipped"
+    assert states["datamart"] == "skipped"
+    assert states["memory_recall"] == "completed"  # nothing to recall: the memory was empty
     assert states["cte"] == states["sql"] == states["memory_promotion"] == "completed"
+    types = [d["type"] for d in body["effective_decisions"]]
+    assert "memory_nothing_recalled" in types and "memory_promoted" in types
+    later = subprocess.run(
+        [sys.executable, "-m", "tht", "session", "status", sessions[1].name, "--json"],
+        env={**env, "THT_WORKSPACE": str(target)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    applied = [
+        d for d in json.loads(later.stdout)["effective_decisions"] if d["type"] == "memory_applied"
+    ]
+    assert len(applied) == 1 and applied[0]["subject"] == "ablazione"
     log = subprocess.run(
         [sys.executable, "-m", "tht", "session", "log", sessions[0].name, "--json"],
         env={**env, "THT_WORKSPACE": str(target)},

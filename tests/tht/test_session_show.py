@@ -24,7 +24,6 @@ def _session(tht: Callable[..., Result], tmp_path: Path) -> str:
         ("review", "answer", str(review["review"]), session, "--choose", "flag", *human),
         ("decision", "retract", "8", session, "--reason", "wrong", *human),
         ("stage", "skip", "disambiguation", session, "--reason", "clear", *human),
-        ("stage", "skip", "memory_recall", session, "--reason", "none", *human),
     ):
         assert tht(*argv).code == 0, argv
     confirm = tmp_path / "confirm.json"

@@ -77,7 +77,9 @@ def to_stage(tht: Tht, tmp: Path, session: str, target: str) -> None:
     """Drive the session to ``target`` the shortest legal way (F4 proposed like an agent)."""
     order = ["disambiguation", "memory_recall", "rewriting", "schema_linking", "cte", "sql"]
     for stage in order[: order.index(target)]:
-        if stage in ("disambiguation", "memory_recall", "cte"):
+        if stage == "memory_recall":
+            continue  # runs by itself when F1 closes: the workspace memory is empty
+        if stage in ("disambiguation", "cte"):
             ok(tht("stage", "skip", stage, session, "--reason", "not needed", "--as", H, "--json"))
         elif stage == "rewriting":
             confirm(tht, tmp, session, stage, **{"question.md": "# Ablazioni 2024\n"})

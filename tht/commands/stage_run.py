@@ -47,4 +47,10 @@ def describe_run(body: dict[str, object]) -> str:
             "  finalization is blocked until a human approves a revision of the SQL "
             f"(propose a revision for {stage}) or the run succeeds (`tht stage run {stage}`)"
         )
-    return f"{stage}: {body.get('status')}; current stage: {body.get('current_stage')}"
+    if body.get("status") == "review":
+        return (
+            f"{stage}: review {body.get('review')} ({body.get('options')} options): "
+            f"{body.get('prompt')}; current stage: {body.get('current_stage')}"
+        )
+    reason = f" ({body['reason']})" if body.get("reason") else ""
+    return f"{stage}: {body.get('status')}{reason}; current stage: {body.get('current_stage')}"

@@ -310,11 +310,21 @@ def review_answer(
     )
     app_ = open_for(inv)
     sid = session_for(app_, session)
+    from tht.memory_runtime import before_answer
+
+    # the memory promotion: the registry and its index are written before memory_promoted
+    saved = before_answer(app_, sid, seq, chosen, actor=who, rationale=rationale)
     applied = app_.kernel.answer(
         sid, seq, actor=who, choose=chosen, approve=approve, reject=reject, rationale=rationale
     )
     body = applied_json(applied, answered=seq)
     message = f"answered {seq}; current stage: {applied.state.current_stage}"
+    if saved is not None:
+        body["memory"] = saved
+        message += (
+            f"\nworkspace memory: saved {len(saved['saved'])}, already there "
+            f"{len(saved['already'])}"
+        )
     from tht.verification_runtime import after_answer
 
     ran = after_answer(app_, applied)  # F6 approved → F7 runs now (tht's own verification)
@@ -361,7 +371,17 @@ def stage_skip(
     app_ = open_for(inv)
     sid = session_for(app_, session)
     applied = app_.kernel.skip(sid, stage, actor=who, reason=reason)
-    inv.emit(applied_json(applied, stage=stage), f"skipped {stage}")
+    body = applied_json(applied, stage=stage)
+    message = f"skipped {stage}"
+    from tht.verification_runtime import after_answer
+
+    ran = after_answer(app_, applied)  # e.g. F8 skipped → the memory promotion runs now
+    if ran is not None:
+        from tht.commands.stage_run import describe_run
+
+        body["ran"] = ran
+        message += "\n" + describe_run(ran)
+    inv.emit(body, message)
 
 
 @stage_app.command("reopen")

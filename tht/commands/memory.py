@@ -1,0 +1,330 @@
+"""``tht memory …``: the workspace's Memory registry (docs/memory.md; ARCHITECTURE §6).
+
+``search``, ``list``, ``show``, ``promote --preview``, ``reindex`` and ``verify`` are open to
+anyone (an agent may read the memory); ``forget`` is a human's act (``--as human:<id>``, refused
+when ``THT_ACTOR=agent``, signed with the reviewer's key in signed mode). Saving a memory has no
+command of its own: it is the reviewer's answer to F8's promotion review.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tht.commands._common import human_actor, open_for, session_for
+from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
+
+if TYPE_CHECKING:
+    from modules.memory.records import MemoryRecord, MemoryState, SolvedQuestion
+
+app = typer.Typer(
+    name="memory",
+    help="The workspace memory: recalled clarifications and solved questions.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why.", show_default=False)]
+
+
+def _provenance(record: MemoryRecord) -> str:
+    return (
+        f"from session {record.source_session} seq {record.source_seq}, "
+        f"promoted by {record.reviewer}"
+    )
+
+
+def _memory_json(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.memory_id,
+        "kind": "memory",
+        "subject": record.subject,
+        "meaning": record.meaning,
+        "target": record.target,
+        "rationale": record.rationale,
+        "language": record.language,
+        "status": record.status,
+        "superseded_by": record.superseded_by,
+        "forgotten_reason": record.forgotten_reason or None,
+        "source": {"session": record.source_session, "seq": record.source_seq},
+        "reviewer": record.reviewer,
+        "saved_seq": record.saved_seq,
+        "saved_at": record.saved_at,
+        "history": list(record.history),
+    }
+
+
+def _solved_json(solved: SolvedQuestion) -> dict[str, Any]:
+    return {
+        "id": solved.solved_id,
+        "kind": "solved_question",
+        "question": solved.question,
+        "rewritten": solved.rewritten,
+        "sql": solved.sql,
+        "sql_sha256": solved.sql_sha256,
+        "evidence": list(solved.evidence),
+        "tables": list(solved.tables),
+        "result_sha256": solved.result_sha256,
+        "source": {"session": solved.source_session, "seq": solved.source_seq},
+        "saved_seq": solved.saved_seq,
+        "saved_at": solved.saved_at,
+    }
+
+
+def _contradictions(state: MemoryState) -> list[list[str]]:
+    return [[r.memory_id for r in group] for group in state.contradictions()]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@app.command("search")
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="What to look for (a question, a concept).")],
+    limit: Annotated[int, typer.Option("--limit", help="At most this many results.")] = 5,
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid (default) | dense | bm25: for diagnostics.")
+    ] = "hybrid",
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Search memories and solved questions above the relevance floor (exit 6 when the index
+    is missing or stale: `tht memory reindex`)."""
+    from kernel.errors import ThtError, UsageError
+    from tht.memory_runtime import search_memory
+
+    inv = invocation(workspace, json_, debug)
+    if mode not in ("hybrid", "dense", "bm25"):
+        raise UsageError(f"--mode {mode!r}: expected hybrid, dense or bm25")
+    app_ = open_for(inv)
+    try:
+        body = search_memory(app_, query, limit=limit, mode=mode)
+    except ThtError as err:
+        if err.exit_code != 6:
+            raise
+        reason = str(err.details.get("reason") or "unavailable")
+        inv.note(f"warning: {err.message}")
+        inv.emit(
+            {"status": "unavailable", "reason": reason, "warning": err.message, "results": []},
+            f"unavailable: {err.message}",
+        )
+        raise typer.Exit(6) from None
+    lines = [f"{len(body['results'])} result(s)"]
+    for r in body["results"]:
+        where = f"session {r['source']['session']} seq {r['source']['seq']}"
+        if r["kind"] == "memory":
+            target = f" → {r['target']}" if r["target"] else ""
+            lines.append(
+                f"  {r['score']:.4f}  {r['id']}  {r['subject']} = {r['meaning']}{target}  ({where})"
+            )
+        else:
+            lines.append(f"  {r['score']:.4f}  {r['id']}  solved: {r['subject']}  ({where})")
+    inv.emit(body, "\n".join(lines))
+
+
+@app.command("list")
+def list_cmd(
+    all_: Annotated[
+        bool, typer.Option("--all", help="Also superseded and forgotten memories.")
+    ] = False,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The registry: live memories (contradictions shown side by side) and solved questions."""
+    from tht.memory_runtime import open_registry
+    from tht.render import render_table
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    state = open_registry(app_).load().state
+    records = sorted(state.memories.values(), key=lambda r: r.saved_seq)
+    shown = [r for r in records if all_ or r.status == "live"]
+    contradictions = _contradictions(state)
+    solved = [_solved_json(s) for s in sorted(state.solved.values(), key=lambda s: s.saved_seq)]
+    body = {
+        "memories": [_memory_json(r) for r in shown],
+        "solved_questions": solved,
+        "contradictions": contradictions,
+        "last_seq": state.last_seq,
+    }
+    if not shown and not state.solved:
+        inv.emit(body, "the workspace memory is empty")
+        return
+    rows = [
+        [r.memory_id, r.subject, r.meaning, r.target or "", r.status, _provenance(r)] for r in shown
+    ]
+    lines = [render_table(["id", "subject", "meaning", "target", "status", "provenance"], rows)]
+    for group in contradictions:
+        lines.append(f"contradiction: {', '.join(group)} (same subject, different targets)")
+    for s in solved:
+        lines.append(f"solved {s['id']}: {s['question']} (session {s['source']['session']})")
+    inv.emit(body, "\n".join(lines))
+
+
+@app.command("show")
+def show_cmd(
+    item: Annotated[str, typer.Argument(help="A memory id (mem-…) or solved question (sq-…).")],
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """One memory or solved question, with its provenance and history."""
+    from kernel.errors import NotFoundError
+    from tht.memory_runtime import open_registry
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    state = open_registry(app_).load().state
+    if item in state.memories:
+        record = state.memories[item]
+        body = _memory_json(record)
+        target = f" → {record.target}" if record.target else ""
+        lines = [
+            f"{record.memory_id} ({record.status}): {record.subject} = {record.meaning}{target}",
+            f"  {_provenance(record)}",
+        ]
+        if record.rationale:
+            lines.append(f"  rationale: {record.rationale}")
+        if record.superseded_by:
+            lines.append(f"  superseded by {record.superseded_by}")
+        if record.forgotten_reason:
+            lines.append(f"  forgotten by {record.forgotten_by}: {record.forgotten_reason}")
+        lines.append(f"  registry seqs: {', '.join(str(s) for s in record.history)}")
+        inv.emit(body, "\n".join(lines))
+        return
+    if item in state.solved:
+        solved = state.solved[item]
+        lines = [
+            f"{solved.solved_id}: {solved.question}",
+            f"  from session {solved.source_session} (finalized at seq {solved.source_seq})",
+            *(f"  | {line}" for line in solved.sql.splitlines()),
+        ]
+        inv.emit(_solved_json(solved), "\n".join(lines))
+        return
+    raise NotFoundError(f"no memory or solved question {item!r} (see `tht memory list --all`)")
+
+
+@app.command("promote")
+def promote_cmd(
+    session: SessionArg = None,
+    preview: Annotated[
+        bool, typer.Option("--preview", help="Show the candidates; change nothing.")
+    ] = False,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The promotion candidates computed from the session's ledger (--preview). Promoting is
+    the reviewer's answer to the memory_promotion review (`tht stage run memory_promotion`)."""
+    from kernel.errors import UsageError
+    from tht.memory_runtime import promotion_preview
+
+    inv = invocation(workspace, json_, debug)
+    if not preview:
+        raise UsageError(
+            "memory promote shows candidates with --preview; promoting is the reviewer's answer "
+            "to the memory_promotion review (`tht stage run memory_promotion`, then `tht review "
+            "answer SEQ --choose …`)"
+        )
+    app_ = open_for(inv)
+    sid = session_for(app_, session)
+    body = promotion_preview(app_, sid)
+    lines = [f"{len(body['candidates'])} candidate(s) in session {sid}"]
+    for c in body["candidates"]:
+        target = f" → {c['target']}" if c["target"] else ""
+        lines.append(
+            f"  seq {c['seq']}: {c['subject']} = {c['meaning']}{target} ({c['memory_id']})"
+        )
+    for reason, count in body["excluded"].items():
+        lines.append(f"  left out: {count} {reason}")
+    inv.emit(body, "\n".join(lines))
+
+
+@app.command("reindex")
+def reindex_cmd(
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Rebuild the memory and solved_question projections from the verified registry
+    (embedding only what changed)."""
+    from tht.memory_runtime import reindex_memory
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    body = reindex_memory(app_)
+    inv.emit(
+        body,
+        f"memory index: {body.get('memories')} memories, {body.get('solved')} solved questions "
+        f"({body.get('embedded')} embedded, {body.get('deleted')} deleted, "
+        f"{body.get('kept')} kept)",
+    )
+
+
+@app.command("verify")
+def verify_cmd(
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Verify the registry: hash chain, anchor, entries, signatures, fold cache (exit 7)."""
+    from kernel.errors import IntegrityError
+    from tht.memory_runtime import open_registry
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    report = open_registry(app_).verify()
+    body = {
+        "ok": report.ok,
+        "events": report.events,
+        "head": report.head,
+        "problems": [p.to_json() for p in report.problems],
+    }
+    if not report.ok:
+        first = report.problems[0]
+        raise IntegrityError(
+            f"the workspace memory failed verification ({first.code}: {first.message})",
+            details=body,
+        )
+    inv.emit(body, f"memory registry ok: {report.events} entries, head {report.head[:12]}")
+
+
+# --------------------------------------------------------------------------- human-only
+
+
+@app.command("forget")
+def forget_cmd(
+    item: Annotated[str, typer.Argument(help="The memory id (mem-…).")],
+    reason: ReasonOpt = None,
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Forget a memory (memory_forgotten): it stays in history and is never recalled again."""
+    from modules.memory.promotion import plan_forget
+    from tht.memory_runtime import open_registry, reindex_memory
+
+    inv = invocation(workspace, json_, debug)
+    who = human_actor(actor)
+    app_ = open_for(inv)
+    registry = open_registry(app_)
+    current = registry.load_for_write()
+    drafts = plan_forget(current.state, item, reason=reason or "", actor=who)
+    current = registry.append(current, drafts)
+    body: dict[str, Any] = {"id": item, "status": "forgotten", "seq": current.state.last_seq}
+    message = f"forgot {item} (registry seq {current.state.last_seq})"
+    try:
+        body["index"] = reindex_memory(app_, loaded=current)
+    except Exception as err:  # the registry is the truth: search fails closed until reindexed
+        text = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+        body["index"] = {"status": "stale", "warning": text}
+        inv.note(
+            f"warning: the memory index was not updated ({text}); searches fail until "
+            "`tht memory reindex`"
+        )
+    inv.emit(body, message)

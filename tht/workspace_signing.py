@@ -1,0 +1,45 @@
+"""Signing for the workspace-level ledgers (the Metadata Catalog, the Memory registry): in
+signed mode a human's entry is signed with their unlocked reviewer key, and every signature is
+checked against the reviewer registry (ARCHITECTURE §3.9) — the same trust as a session's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernel.events import Event
+    from kernel.ledger_records import Signer
+    from tht.composition import App
+
+__all__ = ["human_check", "signer_for"]
+
+
+def signer_for(app: App) -> Any:
+    def signer_for(actor: str) -> Signer | None:
+        from kernel.errors import PolicyError
+
+        trust = app.kernel.trust
+        if not trust.signed:
+            return None
+        if trust.unlock is None:
+            raise PolicyError("signed mode: no way to unlock a reviewer key here")
+        key = trust.unlock(actor)
+        if key.reviewer != actor:
+            raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
+
+        def sign(event: Event) -> str | None:
+            return key.sign_event(event) if event.actor == actor else None
+
+        return sign
+
+    return signer_for
+
+
+def human_check(app: App) -> Any:
+    def check(event: Event) -> str | None:
+        found = app.kernel.trust.human_check
+        if found is None:
+            return "no reviewer registry: the signature cannot be verified"
+        return found(event)
+
+    return check
