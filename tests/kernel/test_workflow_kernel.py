@@ -133,7 +133,11 @@ def test_workspace_after_finalize_command_receives_the_summary(
     scenarios.to_finalize(run)
     app.finalize(run.session, actor="human:ann")
     result = app.run_outbox(session=run.session)
-    assert result.done == (f"{run.session}.command-notify",)  # type: ignore[attr-defined]
+    # the workspace's hook and Memory's solved question
+    assert sorted(result.done) == [  # type: ignore[attr-defined]
+        f"{run.session}.command-notify",
+        f"{run.session}.memory-solved_question",
+    ]
     summary = json.loads(out.read_text())
     assert summary["session"] == run.session
     assert summary["report"].endswith("artifacts/report.md")

@@ -214,7 +214,7 @@ def test_a_dry_run_writes_nothing_anywhere(tmp_path: Path, env: dict[str, str], 
     assert done.code == 0, done.stderr
     body = done.json()
     assert (body["dry_run"], body["switched"], body["sessions"]) == (True, False, 1)
-    assert body["copied"]["events"] == body["events"] == 56 + 2
+    assert body["copied"]["events"] == body["events"] == 54 + 2
     assert (root / "workspace.yaml").read_bytes() == before
     assert _pg(dsn, namespace).session_ids() == []
 
@@ -340,14 +340,14 @@ def test_an_interrupted_migration_resumes_from_the_target_tail(
     assert _kind(root) == "fs"
     partial = _pg(dsn, namespace).ledger(run.session)
     copied = partial.tail().last_seq
-    assert 15 <= copied < 56 and partial.verify().ok  # whole batches only: never torn
+    assert 15 <= copied < 54 and partial.verify().ok  # whole batches only: never torn
     monkeypatch.setattr(store_runtime, "_chunks", _REAL_CHUNKS)
     done = _migrate("postgres")
     assert done.code == 0, done.stderr
     body = done.json()
-    assert (body["events"], body["switched"]) == (56 + 2, True)
-    assert body["copied"]["events"] == 56 + 2 - copied  # the rest only
-    assert _pg(dsn, namespace).ledger(run.session).tail().last_seq == 56
+    assert (body["events"], body["switched"]) == (54 + 2, True)
+    assert body["copied"]["events"] == 54 + 2 - copied  # the rest only
+    assert _pg(dsn, namespace).ledger(run.session).tail().last_seq == 54
     (root / "sessions").rename(tmp_path / "old-sessions")
     (root / "catalog").rename(tmp_path / "old-catalog")
     assert _migrate("fs").code == 0
@@ -382,10 +382,10 @@ def test_a_migration_killed_mid_ledger_resumes(
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert _kind(root) == "fs"
     copied = _pg(dsn, namespace).ledger(run.session).tail().last_seq
-    assert 0 < copied < 56
+    assert 0 < copied < 54
     done = _migrate("postgres")
     assert done.code == 0, done.stderr
-    assert done.json()["copied"]["events"] == 58 - copied
+    assert done.json()["copied"]["events"] == 54 + 2 - copied
     assert _pg(dsn, namespace).ledger(run.session).verify().ok
 
 

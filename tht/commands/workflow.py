@@ -143,7 +143,7 @@ def propose(
                             completion: automatic; skip: never
       F1  disambiguation    emits: concept_clarified, ambiguity_open, value_grounded
                             completion: review_required; skip: human
-      F2  memory_recall     emits: memory_applied, memory_rejected
+      F2  memory_recall     emits: memory_applied, memory_rejected, memory_nothing_recalled
                             completion: review_required; skip: human
       F3  rewriting         emits: question_rewritten
                             artifacts: question.md
@@ -164,7 +164,8 @@ def propose(
       F8  datamart          emits: datamart_defined, datamart_skipped
                             artifacts: datamart.sql
                             completion: review_required; skip: human
-      ext memory_promotion  emits: memory_promoted, memory_promotion_declined
+      ext memory_promotion  emits: memory_promoted, memory_promotion_declined,
+                                   memory_nothing_to_promote
                             completion: review_required; skip: human
       fin finalize          emits: -
                             artifacts: report.md
