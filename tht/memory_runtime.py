@@ -41,6 +41,7 @@ __all__ = [
     "RECALL_STAGE",
     "SOLVED_TASK",
     "backed_ids",
+    "backing",
     "before_answer",
     "open_registry",
     "promotion_preview",
@@ -145,8 +146,9 @@ def search_memory(app: App, text: str, *, limit: int, mode: str = "hybrid") -> d
     if not state.live() and not state.solved:
         return {"status": "available", "results": []}
     hits = _search(app, state, loaded.head, [text], limit=max(limit, _PER_TEXT), mode=mode)[0]
+    backed = backing(app, state)  # an entry written into the registry file by hand: never shown
     results = []
-    for hit in hits[:limit]:
+    for hit in [h for h in hits if backed(h.id)][:limit]:
         results.append(_result_json(state, hit.id, hit.kind, hit.score))
     return {"status": "available", "results": results}
 
@@ -214,36 +216,44 @@ def _search(
 # ---------------------------------------------------------------------------- provenance
 
 
-def backed_ids(app: App, state: MemoryState, ids: Iterable[str]) -> set[str]:
-    """The ids (memories, solved questions) whose source session still backs them: a memory's
-    session records the reviewer's effective ``memory_promoted`` of it, a solved question's
-    session is finalized with that SQL. Each source session is loaded verified, once."""
+def backing(app: App, state: MemoryState) -> Callable[[str], bool]:
+    """Whether an id (memory, solved question) is still backed by its source session: a
+    memory's session records the reviewer's effective ``memory_promoted`` of it, a solved
+    question's session is finalized. Each source session is loaded verified, once."""
     from kernel.errors import ThtError
 
-    wanted = list(dict.fromkeys(ids))
     sessions: dict[str, SessionState | None] = {}
+    answers: dict[str, bool] = {}
 
     def session(sid: str) -> SessionState | None:
         if sid not in sessions:
             try:
-                sessions[sid] = app.kernel.load(sid).state if app.kernel.store.exists(sid) else None
+                exists = app.kernel.store.exists(sid)
+                sessions[sid] = app.kernel.load(sid).state if exists else None
             except ThtError:
                 sessions[sid] = None  # a session that does not verify backs nothing
         return sessions[sid]
 
-    backed: set[str] = set()
-    for item in wanted:
+    def check(item: str) -> bool:
+        if item in answers:
+            return answers[item]
+        found = False
         if item in state.memories:
-            record = state.memories[item]
-            found = session(record.source_session)
-            if found is not None and _promoted(found, item):
-                backed.add(item)
+            source = session(state.memories[item].source_session)
+            found = source is not None and _promoted(source, item)
         elif item in state.solved:
-            solved = state.solved[item]
-            found = session(solved.source_session)
-            if found is not None and found.lifecycle == "finalized":
-                backed.add(item)
-    return backed
+            source = session(state.solved[item].source_session)
+            found = source is not None and source.lifecycle == "finalized"
+        answers[item] = found
+        return found
+
+    return check
+
+
+def backed_ids(app: App, state: MemoryState, ids: Iterable[str]) -> set[str]:
+    """The ids of ``ids`` still backed by their source session (:func:`backing`)."""
+    check = backing(app, state)
+    return {item for item in ids if check(item)}
 
 
 def _promoted(state: SessionState, memory_id: str) -> bool:
@@ -271,8 +281,6 @@ def run_recall(app: App, loaded: LoadedSession, stage: str) -> Applied:
     considered = 0
     if state.live() or state.solved:
         hits, considered = _search(app, state, registry.head, texts, limit=_PER_TEXT)
-        backed = backed_ids(app, state, (h.id for h in hits))
-        hits = [h for h in hits if h.id in backed]
     outcome = plan_recall(
         loaded.state,
         state,
@@ -280,6 +288,7 @@ def run_recall(app: App, loaded: LoadedSession, stage: str) -> Applied:
         considered=considered,
         floor=min(DEFAULT_FLOOR.values()),
         searched=len(texts),
+        backed=backing(app, state),
     )
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=_ACTOR, loaded=loaded)
 
@@ -381,21 +390,47 @@ def _chosen_candidates(
 
 
 def before_answer(
-    app: App, session: str, seq: int, chosen: Sequence[str], *, actor: str, rationale: str = ""
+    app: App,
+    session: str,
+    seq: int,
+    chosen: Sequence[str],
+    *,
+    actor: str,
+    rationale: str = "",
+    approve: bool = False,
+    reject: bool = False,
 ) -> dict[str, Any] | None:
     """Before the kernel records the answer to the memory promotion review: write the chosen
     memories to the registry, then the index. None for any other review. Raises exit 6 when
     the index cannot follow (the registry keeps what was saved; answering again saves nothing
     twice and records the promotion)."""
-    from kernel.errors import UnavailableError
-    from kernel.transitions import check_human
+    from kernel.errors import UnavailableError, UsageError
+    from kernel.transitions import plan_answer
+    from modules.memory.candidates import NONE_OPTION
     from modules.memory.promotion import plan_saves
 
     loaded = app.kernel.load(session)
     review = next((r for r in loaded.state.open_reviews if r.seq == seq), None)
-    if review is None or review.stage != PROMOTION_STAGE or not review.closes or not chosen:
+    if review is None or review.stage not in (PROMOTION_STAGE, RECALL_STAGE) or not review.closes:
         return None
-    check_human(actor)
+    # the answer the kernel will plan, checked first (a paused session, an unknown option,
+    # --approve on a decide…): a refused answer saves nothing
+    plan_answer(
+        loaded.workflow,
+        loaded.state,
+        seq,
+        actor=actor,
+        choose=tuple(chosen),
+        approve=approve,
+        reject=reject,
+        rationale=rationale,
+    )
+    if NONE_OPTION in chosen and len(chosen) > 1:
+        raise UsageError(
+            f"option {NONE_OPTION!r} means none of them: choose it alone, or only the others"
+        )
+    if review.stage != PROMOTION_STAGE:
+        return None
     candidates = _chosen_candidates(loaded.state, review.options, chosen, _language(app))
     registry = open_registry(app)
     current = registry.load_for_write()

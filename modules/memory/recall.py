@@ -23,7 +23,7 @@ least one choice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import msgspec
@@ -113,10 +113,20 @@ class _Shown(msgspec.Struct, kw_only=True):
     unknown: int = 0
     decided: int = 0
     below: int = 0
+    unbacked: int = 0
+
+
+def _always(item: str) -> bool:
+    return True
 
 
 def _select(
-    state: SessionState, memory: MemoryState, hits: Sequence[RecallHit], floor: float, limit: int
+    state: SessionState,
+    memory: MemoryState,
+    hits: Sequence[RecallHit],
+    floor: float,
+    limit: int,
+    backed: Callable[[str], bool],
 ) -> _Shown:
     best: dict[tuple[str, str], float] = {}
     for hit in hits:
@@ -141,6 +151,9 @@ def _select(
         if hid in decided.ids or (record is not None and record.key in decided.keys):
             shown.decided += 1
             continue
+        if not backed(hid):
+            shown.unbacked += 1
+            continue
         visible = normalize_text(text)
         if visible in seen:
             continue
@@ -150,21 +163,25 @@ def _select(
                 shown.memories.append(record)
         elif solved is not None and len(shown.solved) < SOLVED_SHOWN:
             shown.solved.append(solved)
-    shown.memories = _with_contradictions(memory, shown.memories, decided)
+    shown.memories = _with_contradictions(memory, shown.memories, decided, backed)
     return shown
 
 
 def _with_contradictions(
-    memory: MemoryState, memories: list[MemoryRecord], decided: _Decided
+    memory: MemoryState,
+    memories: list[MemoryRecord],
+    decided: _Decided,
+    backed: Callable[[str], bool],
 ) -> list[MemoryRecord]:
-    """Each shown memory followed by the live memories that contradict it (never hidden)."""
+    """Each shown memory followed by the live memories that contradict it (never hidden) —
+    those still backed by their source session: a forged entry never rides along."""
     found: list[MemoryRecord] = []
     ids: set[str] = set()
     for record in memories:
         for item in (record, *memory.contradicting(record.memory_id)):
             if item.memory_id in ids or item.memory_id in decided.ids:
                 continue
-            if item is not record and item.key in decided.keys:
+            if item is not record and (item.key in decided.keys or not backed(item.memory_id)):
                 continue
             ids.add(item.memory_id)
             found.append(item)
@@ -267,6 +284,11 @@ def _nothing(
             reason += f"; {shown.decided} already decided in this session"
         if shown.unknown:
             reason += f"; {shown.unknown} no longer in memory"
+        if shown.unbacked:
+            reason += (
+                f"; {shown.unbacked} not backed by the session they came from "
+                "(no effective memory_promoted there)"
+            )
     event = ev.ProposedEvent(
         type="memory_nothing_recalled",
         payload={
@@ -288,10 +310,13 @@ def plan_recall(
     floor: float,
     searched: int,
     limit: int = 5,
+    backed: Callable[[str], bool] = _always,
 ) -> ModuleOutcome:
     """F2's outcome: a closing ``decide`` review of what was recalled, or the stage completed
-    with ``memory_nothing_recalled`` and its reason."""
-    shown = _select(state, memory, hits, floor, limit)
+    with ``memory_nothing_recalled`` and its reason. ``backed``: whether a memory or solved
+    question is still backed by the session it came from (the composition root checks its
+    verified ledger); one that is not is never shown, not even as a contradiction."""
+    shown = _select(state, memory, hits, floor, limit, backed)
     if not shown.memories and not shown.solved:
         return _nothing(memory, shown, considered=considered, floor=floor, searched=searched)
     options = [_memory_option(r) for r in shown.memories]

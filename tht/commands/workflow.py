@@ -314,7 +314,9 @@ def review_answer(
     from tht.memory_runtime import before_answer
 
     # the memory promotion: the registry and its index are written before memory_promoted
-    saved = before_answer(app_, sid, seq, chosen, actor=who, rationale=rationale)
+    saved = before_answer(
+        app_, sid, seq, chosen, actor=who, rationale=rationale, approve=approve, reject=reject
+    )
     applied = app_.kernel.answer(
         sid, seq, actor=who, choose=chosen, approve=approve, reject=reject, rationale=rationale
     )
