@@ -128,6 +128,7 @@ class App:
         session loaded once (spec 003 §4.1)."""
         from kernel.reviewer_tools import parse_proposal
         from tht.ownership import policy_for
+        from tht.rewriting_runtime import prepare_rewriting
         from tht.sql_runtime import prepare_proposal
 
         proposal = parse_proposal(data, source)
@@ -135,6 +136,8 @@ class App:
         step = loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
         # F5/F6 SQL artifacts checked (rejected whole, exit 2); F4 gains the catalog snapshot
         proposal = prepare_proposal(self, session, stage, proposal, loaded)
+        # F3: question.md is rendered by tht from the verified decisions, never the agent's
+        proposal = prepare_rewriting(stage, proposal, loaded)
         outcome = policy_for(step)(proposal, step, loaded.state)
         return self.kernel.apply_outcome(session, stage, outcome, actor="agent", loaded=loaded)
 

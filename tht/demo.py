@@ -210,7 +210,7 @@ class Demo:
         print("\n# closing F1 runs F2: Memory recalls nothing yet (the workspace memory is empty)")
         self.answer(self.propose("disambiguation", "03-f1-confirm.json"), "--approve")
 
-        print("\n# F3 rewriting: question.md with its assumptions")
+        print("\n# F3 rewriting: question.md is rendered by tht from the decisions, then approved")
         self.answer(self.propose("rewriting", "04-f3-rewrite.json"), "--choose", "accept")
         self.answer(self.propose("rewriting", "05-f3-confirm.json"), "--approve")
         self.tht("artifact", "show", "question.md")

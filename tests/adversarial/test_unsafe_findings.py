@@ -448,10 +448,23 @@ def _drive_to_cte(cli: Cli) -> None:
     artifacts: F5 (cte) is current."""
     review = cli.propose("disambiguation", {"kind": "confirm", "prompt": "Close F1?"})["review"]
     cli.ok("review", "answer", str(review), "--approve", *HUMAN)
-    for stage, name in (("rewriting", "question.md"), ("schema_linking", "schema_linking.json")):
-        body = {"kind": "confirm", "artifacts": [{"name": name, "content": "{}\n"}]}
-        cli.ok("review", "answer", str(cli.propose(stage, body)["review"]), "--approve", *HUMAN)
+    _rewrite(cli, "Ablations in 2023, by hospital")
+    close = {"kind": "confirm"}  # question.md is rendered by tht
+    cli.ok("review", "answer", str(cli.propose("rewriting", close)["review"]), "--approve", *HUMAN)
+    body = {"kind": "confirm", "artifacts": [{"name": "schema_linking.json", "content": "{}\n"}]}
+    review = cli.propose("schema_linking", body)["review"]
+    cli.ok("review", "answer", str(review), "--approve", *HUMAN)
     assert cli.ok("session", "status")["current_stage"] == "cte"
+
+
+def _rewrite(cli: Cli, question: str) -> None:
+    """F3's decision: the reviewer chooses the rewritten question."""
+    event = {"type": "question_rewritten", "payload": {"question": question}}
+    option = {"id": "q", "label": question, "events": [event]}
+    body = {"kind": "select", "prompt": "Rewrite?", "options": [option]}
+    cli.ok(
+        "review", "answer", str(cli.propose("rewriting", body)["review"]), "--choose", "q", *HUMAN
+    )
 
 
 @pytest.fixture
@@ -559,9 +572,10 @@ def test_review_show_of_a_confirm_shows_the_verified_artifact_content(cli: Cli) 
 
     review = cli.propose("disambiguation", {"kind": "confirm", "prompt": "Close F1?"})["review"]
     cli.ok("review", "answer", str(review), "--approve", *HUMAN)
-    content = "# Question\n\nAblations in 2023, by hospital.\nRECORDED-MARKER\n"
-    body = {"kind": "confirm", "artifacts": [{"name": "question.md", "content": content}]}
-    seq = str(cli.propose("rewriting", body)["review"])
+    _rewrite(cli, "Ablations in 2023, by hospital RECORDED-MARKER")
+    seq = str(cli.propose("rewriting", {"kind": "confirm"})["review"])
+    content = cli.ok("review", "show", seq)["artifact_contents"][0]["content"]
+    assert "RECORDED-MARKER" in content  # rendered by tht from the chosen rewriting
     # an attacker rewrites the materialized file after the proposal: show must not trust it
     for path in (cli.root / "sessions").rglob("question.md"):
         if path.is_file():
@@ -569,7 +583,7 @@ def test_review_show_of_a_confirm_shows_the_verified_artifact_content(cli: Cli) 
     shown = cli("review", "show", seq).stdout.decode()
     digest = hashlib.sha256(content.encode()).hexdigest()
     assert f"artifact question.md (sha256 {digest}, {len(content)} bytes):" in shown
-    assert "    | RECORDED-MARKER" in shown and "TAMPERED" not in shown
+    assert "RECORDED-MARKER" in shown and "TAMPERED" not in shown
     assert "--approve completes the stage" in shown
     data = cli.ok("review", "show", seq)
     assert data["artifacts"] == ["question.md"]  # the documented shape, unchanged

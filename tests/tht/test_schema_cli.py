@@ -179,11 +179,7 @@ def test_the_schema_linking_pack_includes_the_schema_linked_to_the_rewritten_que
         "--choose",
         "a",
     )
-    confirm = {
-        "kind": "confirm",
-        "prompt": "ok?",
-        "artifacts": [{"name": "question.md", "content": "q\n"}],
-    }
+    confirm = {"kind": "confirm", "prompt": "ok?"}  # question.md: rendered by tht
     _answer(root, session, confirm, "--approve")
 
     done = _tht("search", "pack", session, "--stage", "schema_linking", "--json", cwd=root)

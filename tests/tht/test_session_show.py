@@ -14,7 +14,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "cli" / "session_show"
 
 def _session(tht: Callable[..., Result], tmp_path: Path) -> str:
     """A fixed session: F1 answered then a decision retracted, F1 skipped, F2 skipped, an F3
-    rewriting with its question.md artifact awaiting a confirm (an open review)."""
+    rewriting chosen and its question.md (rendered by tht) awaiting a confirm (an open review)."""
     select = tmp_path / "select.json"
     select.write_text(json.dumps(SELECT))
     session = str(tht("session", "new", "Quante ablazioni nel 2023?", "--json").json()["session"])
@@ -26,17 +26,24 @@ def _session(tht: Callable[..., Result], tmp_path: Path) -> str:
         ("stage", "skip", "disambiguation", session, "--reason", "clear", *human),
     ):
         assert tht(*argv).code == 0, argv
-    confirm = tmp_path / "confirm.json"
-    confirm.write_text(
+    rewrite = tmp_path / "rewrite.json"
+    event = {"type": "question_rewritten", "payload": {"question": "Ablazioni 2023 per ospedale"}}
+    rewrite.write_text(
         json.dumps(
             {
-                "kind": "confirm",
-                "prompt": "Approve the rewritten question?",
-                "artifacts": [{"name": "question.md", "content": "Ablazioni 2023 per ospedale\n"}],
+                "kind": "select",
+                "prompt": "?",
+                "options": [{"id": "q", "label": "q", "events": [event]}],
             }
         )
     )
-    assert tht("propose", "rewriting", "--file", str(confirm), session).code == 0
+    chosen = tht("propose", "rewriting", "--file", str(rewrite), session, "--json").json()
+    assert (
+        tht("review", "answer", str(chosen["review"]), session, "--choose", "q", *human).code == 0
+    )
+    confirm = tmp_path / "confirm.json"
+    confirm.write_text(json.dumps({"kind": "confirm", "prompt": "Approve the rewritten question?"}))
+    assert tht("propose", "rewriting", "--file", str(confirm), session).code == 0  # + question.md
     return session
 
 

@@ -82,7 +82,12 @@ def to_stage(tht: Tht, tmp: Path, session: str, target: str) -> None:
         if stage in ("disambiguation", "cte"):
             ok(tht("stage", "skip", stage, session, "--reason", "not needed", "--as", H, "--json"))
         elif stage == "rewriting":
-            confirm(tht, tmp, session, stage, **{"question.md": "# Ablazioni 2024\n"})
+            event = {"type": "question_rewritten", "payload": {"question": "Ablazioni 2024"}}
+            option = {"id": "q", "label": "q", "events": [event]}
+            select = {"kind": "select", "prompt": "rewrite?", "options": [option]}
+            review = ok(propose(tht, tmp, session, stage, select))["review"]
+            ok(tht("review", "answer", str(review), session, "--choose", "q", "--as", H, "--json"))
+            confirm(tht, tmp, session, stage)  # question.md is rendered by tht
         else:
             confirm(tht, tmp, session, stage, **{"schema_linking.json": "{}\n"})
 
