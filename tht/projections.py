@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from kernel.events import Event
+from kernel.events import Event, ReviewOptionPayload
 from kernel.fold import OpenReview, SessionState
 
 __all__ = ["event_json", "review_json", "stage_list_json", "status_json"]
@@ -26,6 +26,19 @@ def stage_list_json(state: SessionState) -> list[dict[str, Any]]:
     ]
 
 
+def _option_json(option: ReviewOptionPayload, *, full: bool) -> dict[str, Any]:
+    """An option: id and label; ``selected`` when pre-selected; with ``full``, the events it
+    records when chosen and, in a closing decide, those it records when not chosen."""
+    body: dict[str, Any] = {"id": option.id, "label": option.label}
+    if option.selected is True:
+        body["selected"] = True
+    if full:
+        body["events"] = msgspec.to_builtins(option.events)
+        if not isinstance(option.unchosen, msgspec.UnsetType):
+            body["unchosen"] = msgspec.to_builtins(option.unchosen)
+    return body
+
+
 def review_json(review: OpenReview, *, full: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {
         "seq": review.seq,
@@ -34,12 +47,9 @@ def review_json(review: OpenReview, *, full: bool = False) -> dict[str, Any]:
         "prompt": review.prompt,
     }
     if review.kind in ("select", "decide") or full:
-        body["options"] = [
-            {"id": o.id, "label": o.label}
-            if not full
-            else {"id": o.id, "label": o.label, "events": msgspec.to_builtins(o.events)}
-            for o in review.options
-        ]
+        body["options"] = [_option_json(o, full=full) for o in review.options]
+    if review.closes:
+        body["closes"] = True  # answering it completes the stage
     if review.artifacts or full:
         body["artifacts"] = list(review.artifacts)
     if review.target is not None:

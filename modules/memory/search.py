@@ -128,10 +128,15 @@ def check_index(caps: MemoryIndexCapabilities, *, last_seq: int, head: str) -> M
             f"{bm25.identity}: run `{REINDEX_COMMAND}`",
         )
     if (header.registry_seq, header.registry_head) != (last_seq, head):
+        now = (
+            f"the registry is now at seq {last_seq}"
+            if header.registry_seq != last_seq
+            else f"the registry's head is now {head[:12]}…, not {header.registry_head[:12]}…"
+        )
         raise _unavailable(
             "stale",
-            f"the memory index was built from the registry at seq {header.registry_seq}, the "
-            f"registry is now at seq {last_seq}: run `{REINDEX_COMMAND}`",
+            f"the memory index was built from the registry at seq {header.registry_seq}, "
+            f"{now}: run `{REINDEX_COMMAND}`",
         )
     store = caps.vector_store()
     try:

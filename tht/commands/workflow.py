@@ -257,11 +257,16 @@ def review_show(
     v = _visible
     lines = [f"review {seq} ({v(review.stage)}, {v(review.kind)}): {v(review.prompt)}"]
     for option in body.get("options", []):
-        lines.append(f"  option [{v(option['id'])}] {v(option['label'])}")
+        mark = " (pre-selected)" if option.get("selected") else ""
+        lines.append(f"  option [{v(option['id'])}] {v(option['label'])}{mark}")
         if not option["events"]:
             lines.append("    choosing it records no event beyond review_answered")
         for event in option["events"]:
             lines.append(f"    records: {v(_event_line(event))}")
+        for event in option.get("unchosen", []):
+            lines.append(f"    not chosen, records: {v(_event_line(event))}")
+    if review.closes:
+        lines.append("  answering completes the stage (name every option you choose)")
     if review.kind == "confirm":
         lines.append(
             "  --approve completes the stage, accepting the artifacts below; --reject does not"
