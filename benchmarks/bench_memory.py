@@ -135,6 +135,7 @@ def main() -> None:
     from kernel.vectors.edge import EdgeVectorStore
     from modules.memory.index import MEMORY_KIND, reindex
     from modules.memory.index_capabilities import MemoryIndexCapabilities
+    from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, index_filter, relevant, search
 
     memories = int(os.environ.get("MEMORY_BENCH_MEMORIES", "10000"))
@@ -192,7 +193,8 @@ def main() -> None:
 
         def ours_text(q: str) -> object:
             checked = check_index(caps, last_seq=state.last_seq, head="head-1")
-            return relevant(search(caps, checked, q, limit=10))
+            subjects = LiveSubjects(state)  # as tht/memory_runtime
+            return relevant(search(caps, checked, q, limit=10, subjects=subjects))
 
         def ours(i: int) -> object:
             return ours_text(questions[i % len(questions)])

@@ -132,6 +132,7 @@ def search_all(
     from kernel.vectors.edge import EdgeVectorStore
     from modules.memory.index import reindex
     from modules.memory.index_capabilities import MemoryIndexCapabilities
+    from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, search
 
     bm25 = Bm25Encoder(("it", "en"))
@@ -149,10 +150,18 @@ def search_all(
         report = reindex(caps, state, registry_head="eval")
         t1 = time.perf_counter()
         out: dict[str, dict[str, list[Any]]] = {}
+        subjects = LiveSubjects(state)  # as F2 passes them
         for query in data.queries:
             header = check_index(caps, last_seq=state.last_seq, head="eval")
             out[query["id"]] = {
-                mode: search(caps, header, query["text"], limit=SEARCH_LIMIT, mode=mode)  # type: ignore[arg-type]
+                mode: search(
+                    caps,
+                    header,
+                    query["text"],
+                    limit=SEARCH_LIMIT,
+                    mode=mode,  # type: ignore[arg-type]
+                    subjects=subjects,
+                )
                 for mode in MODES
             }
         t2 = time.perf_counter()
@@ -189,14 +198,14 @@ def default_floors() -> dict[str, dict[str, float]]:
 def recalled(
     hits: Sequence[Any], signal: Callable[[Any], float | None], floors: Mapping[str, float]
 ) -> list[str]:
-    """The ids F2 would recall: the hits, in their order, whose signal reaches their kind's
-    floor (a kind without one: never)."""
-    out = []
-    for hit in hits:
+    """The ids F2 would recall: the hits whose signal reaches their kind's floor (a kind without
+    one: never), best signal first — as F2 orders them (``plan_recall`` ranks by that score)."""
+    kept = []
+    for position, hit in enumerate(hits):
         value, floor = signal(hit), floors.get(hit.kind)
         if value is not None and floor is not None and value >= floor:
-            out.append(hit.id)
-    return out
+            kept.append((-value, position, hit.id))
+    return [item for _, _, item in sorted(kept)]
 
 
 def _share(hits: int, total: int) -> float | None:

@@ -189,6 +189,7 @@ def _search(
 ) -> tuple[list[Any], int]:
     """The relevant hits for ``texts`` (best score per item, best first), only of items the
     registry holds live, and how many distinct items the index returned before the floor."""
+    from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, relevant, search
     from tht.evidence_runtime import open_evidence
 
@@ -196,10 +197,18 @@ def _search(
     try:
         caps = _index_caps(app, runtime)
         header = check_index(caps, last_seq=state.last_seq, head=head)
+        subjects = LiveSubjects(state)  # the mention signal's
         best: dict[str, Any] = {}
         seen: set[str] = set()
         for text in texts:
-            raw = search(caps, header, text, limit=limit, mode=mode)  # type: ignore[arg-type]
+            raw = search(
+                caps,
+                header,
+                text,
+                limit=limit,
+                mode=mode,  # type: ignore[arg-type]
+                subjects=subjects,
+            )
             seen.update(h.id for h in raw)
             for hit in relevant(raw):
                 if hit.id in best and best[hit.id].score >= hit.score:
@@ -437,6 +446,12 @@ def before_answer(
     plan = plan_saves(
         current.state, candidates, session=session, reviewer=actor, rationale=rationale
     )
+    if plan.replaced:
+        raise UsageError(
+            "these options clarify the same subject and target with different meanings, so one "
+            f"would only supersede the other: choose one of them ({', '.join(plan.replaced)} "
+            "is replaced by a later one)"
+        )
     if plan.drafts:
         current = registry.append(current, plan.drafts)
     try:
