@@ -81,6 +81,20 @@ def make_workspace(root: Path) -> Driver:
     return Driver(app, clock)
 
 
+REWRITE = {
+    "kind": "select",
+    "prompt": "Rewrite?",
+    "options": [
+        {
+            "id": "q",
+            "label": "the rewriting",
+            "events": [
+                {"type": "question_rewritten", "payload": {"question": "SECRET-QUESTION-TEXT"}}
+            ],
+        }
+    ],
+}
+
 SELECT = {
     "kind": "select",
     "prompt": "What does 'ablazione' mean here?",
@@ -110,12 +124,9 @@ def drive_three_sessions(root: Path) -> Driver:
     d.confirm(a, "disambiguation", 2)  # request 09:09, answer 09:11 → completed (run 10 min)
     d.clock.advance(1)
     d.app.kernel.skip(a, "memory_recall", actor="human:alice", reason="SECRET-REASON")  # 09:12
-    d.confirm(
-        a,
-        "rewriting",
-        3,
-        artifacts=[{"name": "question.md", "content": "SECRET-QUESTION-TEXT"}],
-    )  # 09:13 → 09:16 (run 3 min)
+    d.propose(a, "rewriting", REWRITE, after=0)  # 09:12 the rewriting (question.md: by tht)
+    d.answer(a, 0, choose=("q",))
+    d.confirm(a, "rewriting", 3)  # 09:13 → 09:16 (run 09:12 → 09:16: 4 min)
     d.clock.advance(1)
     d.app.kernel.reopen(a, "disambiguation", actor="human:alice", reason="SECRET-REASON")  # 09:17
     d.confirm(a, "disambiguation", 4)  # 09:18 → 09:22 (run 4 min; total 14 min)

@@ -58,7 +58,8 @@ def test_stage_runs_record_outcomes_durations_waits_and_reopens(
     )
     # reopening disambiguation reopened every later step, as the kernel's fold does
     assert rows[(a, "memory_recall")][:7] == ("open", 0, None, 0, 0, None, 0)
-    assert rows[(a, "rewriting")][:7] == ("open", 1, 3 * MIN, 1, 1, 3 * MIN, 0)
+    # the rewriting chosen at 09:12 (no wait), then its confirm 09:13 → 09:16
+    assert rows[(a, "rewriting")][:7] == ("open", 1, 4 * MIN, 2, 2, 3 * MIN, 0)
     assert rows[(b, "disambiguation")][:7] == ("completed", 1, 20 * MIN, 1, 1, 20 * MIN, 0)
     assert rows[(b, "memory_recall")][:3] == ("failed", 1, 0)
     assert rows[(c, "disambiguation")][:7] == ("open", 1, None, 1, 0, None, 0)
