@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-memory clean smoke-cloud report-browser postgres-server
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-ambiqt eval-memory clean smoke-cloud report-browser postgres-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -81,6 +81,13 @@ eval-evidence: $(STAMP)
 # golden/schema_linking/results.json; BIRD_DIR overrides the data, EVAL_JSON=FILE the report.
 eval-schema: $(STAMP)
 	$(BIN)/python -m benchmarks.eval_schema_linking
+
+# F1 ambiguity detection on AmbiQT (../shared/data/ambiqt; AMBIQT_DIR overrides): recall per type
+# (P precomputed aggregates, J split tables) and the false-alarm rate on the same questions over
+# the schema without the added table; rules tuned on the dev third only (hash of db and
+# question). Writes golden/ambiqt/report.json; EVAL_JSON=FILE writes elsewhere.
+eval-ambiqt: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_ambiqt
 
 # F2 memory recall on benchmarks/data/memory_recall (its README): hit@3, false recall and
 # cross-lingual hit@3 per split, dense-only, BM25-only and fused; floors tuned on the dev split

@@ -5,9 +5,10 @@ a module returns a ``ModuleOutcome`` and the kernel applies it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kernel.clock import Clock
+from kernel.domain_profile import DomainProfile
 from kernel.fold import DecisionRecord
 
 __all__ = ["DisambiguationCapabilities", "SessionView", "WorkspaceScope"]
@@ -39,3 +40,5 @@ class DisambiguationCapabilities:
 
     clock: Clock
     scope: WorkspaceScope
+    #: ``domain:`` of workspace.yaml: what the SecurityGate refuses and masks, the dimensions
+    profile: DomainProfile = field(default_factory=DomainProfile)

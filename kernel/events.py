@@ -304,6 +304,29 @@ class CatalogCleanedPayload(Payload, frozen=True, kw_only=True):
     reason: str
 
 
+class SensitiveFlagSetPayload(Payload, frozen=True, kw_only=True):
+    """A human set (``sensitive`` true) or cleared the Sensitive Data Flag of one Catalog
+    Column; a flag lives on the column and goes with it (docs/catalog.md)."""
+
+    table: str
+    column: str
+    sensitive: bool
+    reason: str
+
+
+class SensitiveSuggestionRunPayload(Payload, frozen=True, kw_only=True):
+    """A Sensitive Data Suggestion Run, sanitized: its scope and aggregate counts only — never
+    a per-column proposal, a value, a prompt or a response."""
+
+    run: str
+    #: ``offline``: the deterministic pre-pass (names and types, no model)
+    mode: Literal["offline"]
+    #: the tables asked for; None is the whole catalog
+    scope: tuple[str, ...] | None = None
+    considered: int
+    proposed: int
+
+
 # --------------------------------------------------------------------------- domain payloads
 
 
@@ -311,9 +334,22 @@ class QuestionAdmittedPayload(Payload, frozen=True, kw_only=True):
     checks: tuple[str, ...] = ()
 
 
+class MaskedSpanPayload(Payload, frozen=True, kw_only=True):
+    """Where the SecurityGate's placeholder (``[competitor]``…) lies in the session's masked
+    question: ``start``/``end`` are code point offsets, end exclusive."""
+
+    kind: Literal["competitor", "out_of_scope", "restricted"]
+    start: int
+    end: int
+
+
 class QuestionRefusedPayload(Payload, frozen=True, kw_only=True):
     code: str
     reason: str
+    #: a SecurityGate refusal: the masked spans of the session's question (never the refused
+    #: text) and what the person can ask instead; absent on every other refusal
+    masked_spans: tuple[MaskedSpanPayload, ...] | msgspec.UnsetType = msgspec.UNSET
+    narrowing: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class ConceptClarifiedPayload(Payload, frozen=True, kw_only=True):
@@ -575,6 +611,14 @@ class CatalogCleaned(Event, tag="catalog_cleaned", frozen=True, kw_only=True):
     payload: CatalogCleanedPayload
 
 
+class SensitiveFlagSet(Event, tag="sensitive_flag_set", frozen=True, kw_only=True):
+    payload: SensitiveFlagSetPayload
+
+
+class SensitiveSuggestionRun(Event, tag="sensitive_suggestion_run", frozen=True, kw_only=True):
+    payload: SensitiveSuggestionRunPayload
+
+
 # Domain decisions (owned by their modules, registered centrally).
 
 
@@ -750,6 +794,10 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
             RelationshipsReconstructed, _C, "catalog", "A human ran Relationship Reconstruction."
         ),
         _info(CatalogCleaned, _C, "catalog", "A human ran Catalog Metadata Cleanup."),
+        _info(SensitiveFlagSet, _C, "catalog", "A human set or cleared a Sensitive Data Flag."),
+        _info(
+            SensitiveSuggestionRun, _C, "catalog", "A Sensitive Data Suggestion Run (counts only)."
+        ),
         _info(MemorySaved, _M, "memory_registry", "A promoted clarification joined the memory."),
         _info(MemorySuperseded, _M, "memory_registry", "A newer memory replaced an older one."),
         _info(MemoryForgotten, _M, "memory_registry", "A human forgot a memory."),
@@ -899,6 +947,8 @@ AnyEvent = (
     | RelationshipRestored
     | RelationshipsReconstructed
     | CatalogCleaned
+    | SensitiveFlagSet
+    | SensitiveSuggestionRun
     | MemorySaved
     | MemorySuperseded
     | MemoryForgotten

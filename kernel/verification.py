@@ -9,11 +9,17 @@ query failed or timed out, ``result_verified`` with ``ok`` false and the reason,
 stage and blocks finalization until a human approves a revision (or skips F7 where the workflow
 lets a human skip it). An agent can no longer record a verification: kernel/outcomes.py refuses
 ``result_verified`` from anyone but ``module:core`` and kernel/replay.py rejects such lines.
+
+The Sensitive Data Policy: the composition root passes the positions of the result columns that
+carry a sensitive column's values (``kernel.database.sensitive_lineage``); in the sample their
+values are :data:`MASKED` (``null`` stays ``null``) and ``masked`` lists those positions. The row
+count and the result hash stay those of the real result.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,9 +33,11 @@ if TYPE_CHECKING:  # kernel.report imports this module on `tht session status`'s
 
 __all__ = [
     "DEFAULT_SAMPLE_ROWS",
+    "MASKED",
     "RESULT_SAMPLE",
     "VERIFIER",
     "ResultSample",
+    "mask_rows",
     "plan_verification",
     "plan_verification_failure",
     "read_sample",
@@ -40,6 +48,8 @@ RESULT_SAMPLE = "result_sample.json"
 VERIFIER = "module:core"
 #: rows the sample keeps (the row count and the hash cover what the query returned)
 DEFAULT_SAMPLE_ROWS = 20
+#: what a sensitive column's value is in the sample
+MASKED = "[sensitive]"
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 
@@ -55,6 +65,8 @@ class ResultSample(msgspec.Struct, frozen=True, kw_only=True):
     truncated: bool
     result_sha256: str
     limit: int
+    #: the 0-based positions of the columns whose values are masked (absent when none)
+    masked: tuple[int, ...] | msgspec.UnsetType = msgspec.UNSET
 
 
 def _checks(result: QueryResult) -> tuple[str, ...]:
@@ -65,19 +77,39 @@ def _checks(result: QueryResult) -> tuple[str, ...]:
     return tuple(checks)
 
 
+def mask_rows(
+    rows: Sequence[Sequence[Any]], masked: Collection[int]
+) -> tuple[tuple[Any, ...], ...]:
+    """``rows`` with the values at the ``masked`` positions replaced by :data:`MASKED`."""
+    if not masked:
+        return tuple(tuple(r) for r in rows)
+    return tuple(
+        tuple(MASKED if i in masked and v is not None else v for i, v in enumerate(row))
+        for row in rows
+    )
+
+
 def plan_verification(
-    sql: bytes, result: QueryResult, *, limit: int, sample_rows: int = DEFAULT_SAMPLE_ROWS
+    sql: bytes,
+    result: QueryResult,
+    *,
+    limit: int,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    masked: Collection[int] = (),
 ) -> ModuleOutcome:
-    """The approved SQL ran: write the sample, record ``result_verified`` ok, complete F7."""
+    """The approved SQL ran: write the sample (the ``masked`` positions masked), record
+    ``result_verified`` ok, complete F7."""
     sql_sha256 = hashlib.sha256(sql).hexdigest()
+    positions = tuple(sorted(set(masked)))
     sample = ResultSample(
         sql_sha256=sql_sha256,
         columns=tuple({"name": c.name, "type": c.type} for c in result.columns),
-        rows=result.rows[:sample_rows],
+        rows=mask_rows(result.rows[:sample_rows], positions),
         row_count=result.row_count,
         truncated=result.truncated,
         result_sha256=result.sha256,
         limit=limit,
+        masked=positions if positions else msgspec.UNSET,
     )
     verified = ProposedEvent(
         type="result_verified",

@@ -26,6 +26,9 @@ from kernel.errors import NotFoundError, UsageError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from kernel.domain_profile import DomainProfile
+    from kernel.domain_settings import DomainSettingsView
+
 __all__ = [
     "DEFAULT_STORE_URL_ENV",
     "ENV_NAME",
@@ -75,6 +78,23 @@ scope:
 
 # Languages of questions and evidence (stemming, rendering): it, en.
 languages: [it, en]
+
+# The DomainProfile (docs/disambiguation.md). The SecurityGate reads every question before
+# anything else: it refuses and masks the external entities and the restricted subjects
+# (matched whatever the case, accents, spacing, invisible or look-alike characters); the home
+# entity is never refused. Dimensions feed the IntentParser. Example:
+#   domain:
+#     home_entity: {{display: "Ospedale San Carlo", aliases: ["San Carlo", "OSC"]}}
+#     external_entities:
+#       - {{display: "Clinica Rivale", aliases: ["Rivale"], kind: competitor}}
+#       - {{display: "Mario Rossi", aliases: ["M. Rossi"], kind: out_of_scope}}
+#     restricted: {{keywords: ["stipendi", "salaries"], patterns: ['\\bIBAN\\b']}}
+#     dimensions:
+#       - {{name: hospital, kind: categorical, synonyms: {{it: [ospedale], en: [hospital]}},
+#          clarify: ask_first}}
+#       - {{name: period, kind: temporal, default: "last 12 months", clarify: assume}}
+#     languages: [it, en]
+#     escalate_unknown_to_restricted: false
 
 evidence:
   max_chunk_chars: 4000
@@ -135,7 +155,10 @@ def _models() -> type[BaseModel]:
         restructure_cloud_opt_in: bool = False
         restructure_timeout_ms: int = Field(default=60_000, ge=1_000, le=600_000)
 
+    from kernel.domain_settings import domain_settings_model
     from kernel.store.postgres import WORKSPACE_ID
+
+    DomainSettings = domain_settings_model()
 
     def _env_name(value: str) -> str:
         if not ENV_NAME.match(value):
@@ -210,10 +233,22 @@ def _models() -> type[BaseModel]:
         vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
         store: StoreSettings = Field(default_factory=StoreSettings)
         database: DatabaseSettings | None = None
+        # the DomainProfile (kernel/domain_settings.py); absent: an empty profile
+        domain: DomainSettings | None = None  # type: ignore[valid-type]
         after_finalize: list[AfterFinalizeCommand] = Field(default_factory=list)
         # signed: every human decision carries the reviewer's Ed25519 signature (§3.9); a
         # reviewer registry with reviewers turns it on whatever this says (docs/security.md)
         human_decisions: Literal["signed", "unsigned"] = "unsigned"
+
+        def domain_profile(self) -> DomainProfile:
+            """The DomainProfile the Disambiguation module receives (empty without ``domain:``;
+            its languages default to the workspace's)."""
+            from kernel.domain_profile import DomainProfile
+
+            domain: DomainSettingsView | None = self.domain
+            if domain is None:
+                return DomainProfile(languages=tuple(self.languages))
+            return domain.to_profile(self.languages)
 
     return WorkspaceSettings
 
@@ -315,6 +350,12 @@ class WorkspaceSettingsView(Protocol):
     def after_finalize(self) -> Sequence[AfterFinalizeView]: ...
     @property
     def human_decisions(self) -> Literal["signed", "unsigned"]: ...
+    @property
+    def domain(self) -> DomainSettingsView | None: ...
+
+    def domain_profile(self) -> DomainProfile:
+        """``domain:`` as the frozen DomainProfile (an empty one when the section is absent)."""
+        ...
 
 
 def load_settings(path: Path) -> WorkspaceSettingsView:

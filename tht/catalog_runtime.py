@@ -8,7 +8,8 @@ binding's redacted ``display`` ever reaches the module), the sync lock and run l
 ``catalog/``, and — in signed mode — the reviewer's signer and the registry's check.
 
 Others use :func:`schema_view` (the SchemaView handed to Disambiguation, schema linking, SQL
-validation) and :func:`open_catalog`; the commands use :func:`sync` and :func:`current_version`.
+validation) and :func:`open_catalog`; the commands use :func:`sync`, :func:`current_version` and
+:func:`sample` (a Catalog Sample: read here, built by ``modules.catalog.sample``, never kept).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "database_access",
     "open_catalog",
     "run_log_path",
+    "sample",
     "schema_view",
     "sync",
 ]
@@ -158,6 +160,33 @@ def current_version(app: App) -> str | None:
     except ThtError as err:
         logger.debug("structure version unavailable: %s", err.message)
         return None
+
+
+def sample(app: App, table: str) -> dict[str, Any]:
+    """A Catalog Sample of ``table`` under the Sensitive Data Policy (``tht catalog sample``):
+    its flags from the verified catalog ledger (a decision: never the cache), at most
+    ``MAX_ROWS`` rows read read-only; the body printed once, nothing written, nothing logged."""
+    from kernel.database import run_read_only
+    from kernel.errors import NotFoundError, UsageError
+    from modules.catalog.sample import MAX_ROWS, build_sample, sample_key, sample_sql
+
+    state = open_catalog(app).load_for_write().state
+    if not state.tables:
+        raise NotFoundError("the catalog is empty: run `tht catalog sync` first")
+    found = state.table(table)
+    if found is None:
+        raise NotFoundError(f"{table} is not a Catalog Table")
+    bound = binding(app)
+    if bound is None:
+        raise UsageError(
+            f"no database bound in {app.workspace.settings_file.name}: a Catalog Sample reads "
+            "the workspace database"
+        )
+    # one row more than shown, so the executor can tell whether the table has more
+    sql = sample_sql(found, limit=MAX_ROWS + 1)
+    result = run_read_only(bound, sql, limit=MAX_ROWS, timeout_ms=bound.timeout_ms)
+    built = build_sample(found, result.rows, key=sample_key(state), truncated=result.truncated)
+    return built.to_json()
 
 
 def sync(

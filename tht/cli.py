@@ -55,7 +55,9 @@ def _register() -> None:
         doctor,
         evaluator,
         evidence,
+        gate,
         hooks,
+        intent,
         ledger,
         memory,
         reviewer,
@@ -92,6 +94,8 @@ def _register() -> None:
     app.add_typer(reviewer.app, name="reviewer")
     app.add_typer(catalog.app, name="catalog")
     app.add_typer(memory.app, name="memory")
+    app.add_typer(gate.app, name="gate")
+    app.add_typer(intent.app, name="intent")
     app.add_typer(sql.app, name="sql")
     app.add_typer(schema.app, name="schema")
     app.add_typer(store.app, name="store")

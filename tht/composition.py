@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
@@ -23,6 +24,9 @@ from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
 from kernel.workspace import Workspace, WorkspaceSettingsView, open_workspace
 from tht.store_runtime import open_store
+
+if TYPE_CHECKING:
+    from modules.disambiguation import GateVerdict
 
 __all__ = ["App", "clock_from_env", "open_app", "resolve_session", "trust_of"]
 
@@ -98,17 +102,27 @@ class App:
 
         Everything creation and admission need is checked first — the question, the workspace
         settings admission reads, then (in the kernel) the workflow and its approval — so a
-        command that fails leaves nothing behind: no session folder, ledger or cache file."""
+        command that fails leaves nothing behind: no session folder, ledger or cache file.
+
+        The SecurityGate reads the RAW question before anything else: a refused question's
+        session is still created (the refusal is recorded), but with the masked question, so
+        the refused text never reaches the ledger or anything that reads the session."""
+        from modules.disambiguation import SecurityGate, session_question
+
+        gate = None
         if derived_from is None:
-            check_question(question)
+            question = check_question(question)
         _ = self.settings  # workspace.yaml fully validated (exit 2) before anything is written
         if derived_from is None:
-            created = self.kernel.create_session(question, actor=actor)
+            gate = SecurityGate(self.settings.domain_profile()).check(question)
+            created = self.kernel.create_session(session_question(question, gate), actor=actor)
         else:
             created = self.kernel.derive(derived_from, actor=actor, reason=reason)
-        return self.admit(created.session, created.state.question)
+        return self.admit(created.session, created.state.question, gate=gate)
 
-    def admit(self, session: str, question: str) -> Applied:
+    def admit(self, session: str, question: str, *, gate: GateVerdict | None = None) -> Applied:
+        """Question Admission on the session's ``question``; ``gate``: the SecurityGate's
+        verdict on the raw question (without it, the gate runs on ``question`` first)."""
         from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
         from modules.disambiguation import admit
 
@@ -118,7 +132,10 @@ class App:
             refuse=tuple(settings.scope.refuse),
             languages=tuple(settings.languages),
         )
-        outcome = admit(question, DisambiguationCapabilities(clock=self.clock, scope=scope))
+        caps = DisambiguationCapabilities(
+            clock=self.clock, scope=scope, profile=settings.domain_profile()
+        )
+        outcome = admit(question, caps, gate)
         return self.kernel.apply_outcome(
             session, "admission", outcome, actor="module:disambiguation"
         )
@@ -127,19 +144,51 @@ class App:
         """The stage owner's policy (tht/ownership.py) turns a proposal into an outcome, on the
         session loaded once (spec 003 §4.1)."""
         from kernel.reviewer_tools import parse_proposal
+        from tht.disambiguation_runtime import prepare_f1
         from tht.ownership import policy_for
         from tht.rewriting_runtime import prepare_rewriting
         from tht.sql_runtime import prepare_proposal
 
         proposal = parse_proposal(data, source)
+        self.gate_proposal(proposal)  # before anything reads it: a refused entity stops here
         loaded = self.kernel.load(session)
         step = loaded.workflow.step(stage)  # unknown stage → exit 3 before anything else
         # F5/F6 SQL artifacts checked (rejected whole, exit 2); F4 gains the catalog snapshot
         proposal = prepare_proposal(self, session, stage, proposal, loaded)
         # F3: question.md is rendered by tht from the verified decisions, never the agent's
         proposal = prepare_rewriting(stage, proposal, loaded)
+        # F1: the agent's options are checked against the catalog like the module's own
+        proposal = prepare_f1(self, stage, proposal, loaded)
         outcome = policy_for(step)(proposal, step, loaded.state)
         return self.kernel.apply_outcome(session, stage, outcome, actor="agent", loaded=loaded)
+
+    def gate_proposal(self, proposal: object) -> None:
+        """The SecurityGate on every text an agent's proposal carries (prompts, labels, event
+        payloads, artifact contents): one that names a refused entity or a restricted subject
+        is refused whole (exit 5, nothing written), and the message never repeats the text."""
+        import msgspec
+
+        from kernel.errors import PolicyError
+        from modules.disambiguation import SecurityGate
+
+        gate = SecurityGate(self.settings.domain_profile())
+
+        def texts(value: object) -> list[str]:
+            if isinstance(value, str):
+                return [value]
+            if isinstance(value, dict):
+                return [t for v in value.values() for t in texts(v)]
+            if isinstance(value, list | tuple):
+                return [t for v in value for t in texts(v)]
+            return []
+
+        for text in texts(msgspec.to_builtins(proposal)):
+            verdict = gate.check(text)
+            if verdict.refused:
+                raise PolicyError(
+                    f"the proposal is refused by the SecurityGate: it names {verdict.code} text "
+                    f"({verdict.reason}); nothing was recorded"
+                )
 
     # ------------------------------------------------------------------ after finalize
 

@@ -158,12 +158,17 @@ def _text(data: bytes, source: str) -> str:
         raise UsageError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from err
 
 
-def check_file(app: App, data: bytes, source: str, session: str | None) -> SqlCheck:
-    """``tht sql check``: the SQL against the session's schema (``session``) or the catalog."""
+def check_file(
+    app: App, data: bytes, source: str, session: str | None
+) -> tuple[SqlCheck, list[str]]:
+    """``tht sql check``: the SQL against the session's schema (``session``) or the catalog;
+    the check and the sensitive columns it reads (``t.c``)."""
     from kernel.database.sqlcheck import check_sql
+    from tht.sensitive_runtime import sensitive_read
 
     sql = _text(data, source)
     extras: dict[str, tuple[str, ...] | None] = {}
+    loaded = None
     if session is not None:
         loaded = app.kernel.load(session)
         view = session_view(app, loaded)
@@ -173,7 +178,8 @@ def check_file(app: App, data: bytes, source: str, session: str | None) -> SqlCh
         view = _live_view(app)
     if view is None:
         raise _no_catalog(app)
-    return check_sql(sql, view, extra_tables=extras)
+    result = check_sql(sql, view, extra_tables=extras)
+    return result, sensitive_read(result.columns, app, loaded)
 
 
 def run_file(
@@ -192,19 +198,34 @@ def run_file(
             f"no database bound in {ws.settings_file.name}: add "
             "`database: {url: sqlite:///data/your.db}` (or url_env for PostgreSQL)"
         )
-    result = run_read_only(
-        binding,
-        sql,
-        limit=binding.row_limit if limit is None else limit,
-        timeout_ms=binding.timeout_ms if timeout_ms is None else timeout_ms,
-    )
-    return {
+    from kernel.database.errors import QueryFailed
+    from kernel.verification import mask_rows
+    from tht.sensitive_runtime import reads_sensitive, redact_reason, result_mask
+
+    try:
+        result = run_read_only(
+            binding,
+            sql,
+            limit=binding.row_limit if limit is None else limit,
+            timeout_ms=binding.timeout_ms if timeout_ms is None else timeout_ms,
+        )
+    except QueryFailed as err:
+        if not reads_sensitive(app, sql):
+            raise
+        # the database may quote a value of a sensitive column in its reason
+        raise QueryFailed(redact_reason(err.message)) from None
+    # the Sensitive Data Policy: a result column carrying a sensitive column's values is masked
+    masked = result_mask(app, sql, [c.name for c in result.columns])
+    body: dict[str, Any] = {
         "columns": [{"name": c.name, "type": c.type} for c in result.columns],
-        "rows": [list(row) for row in result.rows],
+        "rows": [list(row) for row in mask_rows(result.rows, masked)],
         "row_count": result.row_count,
         "truncated": result.truncated,
         "elapsed_ms": round(float(result.elapsed_ms), 3),
     }
+    if masked:
+        body["masked"] = list(masked)
+    return body
 
 
 # -------------------------------------------------------------------- proposals (F4, F5, F6)
@@ -291,19 +312,34 @@ def check_proposal_sql(
     )
     dialect = sqlglot_dialect(view.dialect)
     problems: list[tuple[str, SqlProblem]] = []
+    read: set[str] = set()
     for artifact in sorted(artifacts, key=lambda a: a.name == SQL_ARTIFACT):  # final SQL last
         if artifact.name == SQL_ARTIFACT:
             result = check_sql(artifact.content, view, extra_tables=known)
             problems.extend((artifact.name, p) for p in result.problems)
+            read.update(result.columns)
             continue
         parts = split_cte(artifact.content, dialect)
         result = check_sql(parts.body, view, extra_tables=known)
         problems.extend((artifact.name, _shifted(p, parts)) for p in result.problems)
+        read.update(result.columns)
         name = proposed.get(artifact.name) or parts.name
         if name is not None:  # later CTEs (and the final SQL) may use this one
             known = _cte_columns([(name, artifact.content)], view, known)
     if problems:
         raise _rejected(stage, problems)
+    _note_sensitive(app, loaded, stage, sorted(read))
+
+
+def _note_sensitive(app: App, loaded: LoadedSession, stage: str, columns: list[str]) -> None:
+    from tht.sensitive_runtime import sensitive_read
+
+    sensitive = sensitive_read(columns, app, loaded)
+    if sensitive:
+        sys.stderr.write(
+            f"note: the SQL of this {stage} proposal reads sensitive column(s) "
+            f"{', '.join(sensitive)}: their values are masked in result_sample.json\n"
+        )
 
 
 def _shifted(problem: SqlProblem, parts: CteParts) -> SqlProblem:

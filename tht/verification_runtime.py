@@ -58,7 +58,9 @@ def run_stage(app: App, session: str, stage: str) -> dict[str, Any]:
     """Run ``stage``'s module and apply its outcome; the ``tht stage run --json`` body."""
     loaded = app.kernel.load(session)
     step = loaded.workflow.step(stage)  # unknown stage → exit 3
-    if not runnable(step):
+    from tht.disambiguation_runtime import is_f1
+
+    if not runnable(step) and not is_f1(step.owner, step.emits):
         raise PolicyError(
             f"stage {stage} has no module invocation that tht runs in this version (owner "
             f"{step.owner}): its outcome comes from a proposal (`tht propose {stage} --file …`)"
@@ -68,9 +70,17 @@ def run_stage(app: App, session: str, stage: str) -> dict[str, Any]:
         current = loaded.state.current_stage or "none"
         shown = view.state if view is not None else "not a stage"
         raise PolicyError(f"stage {stage} is {shown}, not the current stage ({current})")
-    decision = next(t for t in step.emits if t in MODULE_DECISION_TYPES)
-    applied = _MODULE_RUNS[decision](app, loaded, stage)
+    decision = next((t for t in step.emits if t in MODULE_DECISION_TYPES), None)
+    run = _MODULE_RUNS[decision] if decision is not None else _disambiguate
+    applied = run(app, loaded, stage)
     return _run_json(applied, stage)
+
+
+def _disambiguate(app: App, loaded: LoadedSession, stage: str) -> Applied:
+    """F1 on request (`tht stage run disambiguation`): the next ambiguity over the catalog."""
+    from tht.disambiguation_runtime import run_disambiguation
+
+    return run_disambiguation(app, loaded, stage)
 
 
 def _recall(app: App, loaded: LoadedSession, stage: str) -> Applied:
@@ -111,10 +121,23 @@ def _verify(app: App, loaded: LoadedSession, stage: str) -> Applied:
         except QueryRefused as err:
             outcome = plan_verification_failure(sql, code="refused", reason=err.message)
         except QueryFailed as err:
-            outcome = plan_verification_failure(sql, code="error", reason=err.message)
+            reason = _reason(app, loaded, text, err.message)
+            outcome = plan_verification_failure(sql, code="error", reason=reason)
         else:
-            outcome = plan_verification(sql, result, limit=limit)
+            from tht.sensitive_runtime import result_mask
+
+            # the Sensitive Data Policy: result columns carrying a sensitive column's values
+            masked = result_mask(app, text, [c.name for c in result.columns], loaded)
+            outcome = plan_verification(sql, result, limit=limit, masked=masked)
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=VERIFIER, loaded=loaded)
+
+
+def _reason(app: App, loaded: LoadedSession, sql: str, reason: str) -> str:
+    """The database's reason, its quoted fragments removed when the SQL reads a table with a
+    sensitive column (the reason is recorded in the ledger; a value may be quoted in it)."""
+    from tht.sensitive_runtime import reads_sensitive, redact_reason
+
+    return redact_reason(reason) if reads_sensitive(app, sql, loaded) else reason
 
 
 #: the module run of a step, by the module decision it emits (so a custom workflow's step runs

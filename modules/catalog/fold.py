@@ -12,7 +12,14 @@ The fold never raises on a bad entry: it records a :class:`CatalogProblem` and i
 entry (``tht catalog verify`` reports them; no write is accepted on a catalog that has any):
 a curation entry whose actor is not a human, a ``relationship_generated`` outside a sync or
 reconstruction batch, endpoints that are not Catalog Columns, an id that is not the endpoints'
-id, a deletion of what is not there, a run that is not the active one.
+id, a deletion of what is not there, a run that is not the active one, a Sensitive Data Flag set
+on what is not a Catalog Column or to the value it already has.
+
+A Sensitive Data Flag lives on its Catalog Column: a resync keeps it for the same name, and it
+goes with the column when the column leaves the catalog (dropped in the database, a Catalog
+Metadata Cleanup); a column observed again later is a new column, not sensitive until a human
+says so (the glossary's default, also for new columns — ``tht catalog sensitive suggest``
+proposes it again).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from modules.catalog.records import (
     CatalogState,
     CatalogSyncRun,
     LogicalRelationship,
+    SensitiveSuggestionRun,
 )
 from modules.catalog.synchronization import CatalogContent, apply_snapshot, drop_endpoints
 
@@ -48,6 +56,7 @@ _HUMAN_ONLY = frozenset(
         "relationships_reconstructed",
         "catalog_cleaned",
         "ledger_repaired",
+        "sensitive_flag_set",
     }
 )
 
@@ -79,6 +88,7 @@ class _Folder:
             tables=dict(state.tables), physical=dict(state.physical), logical=dict(state.logical)
         )
         self.runs = dict(state.runs)
+        self.suggestion_runs = dict(state.suggestion_runs)
         self.active_run = state.active_run
         self.last_completed = state.last_completed
         self.follows = state.follows
@@ -102,6 +112,8 @@ class _Folder:
             ev.RelationshipsReconstructed: self._reconstructed,
             ev.CatalogCleaned: self._cleaned,
             ev.LedgerRepaired: self._repaired,
+            ev.SensitiveFlagSet: self._flag_set,
+            ev.SensitiveSuggestionRun: self._suggestion_run,
         }
 
     # ------------------------------------------------------------------ driving
@@ -145,6 +157,7 @@ class _Folder:
             physical=self.content.physical,
             logical=self.content.logical,
             runs=self.runs,
+            suggestion_runs=self.suggestion_runs,
             active_run=self.active_run,
             last_completed=self.last_completed,
             follows=self.follows,
@@ -345,6 +358,37 @@ class _Folder:
             self.content.physical.pop(rid, None)
         drop_endpoints(self.content, removed)
         self.follows = None
+
+    # ------------------------------------------------------------------ sensitive data
+
+    def _flag_set(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.SensitiveFlagSet)
+        p = event.payload
+        table = self.content.tables.get(p.table)
+        column = table.column(p.column) if table is not None else None
+        if table is None or column is None:
+            raise _Reject("sensitive", f"{p.table}.{p.column} is not a Catalog Column")
+        if column.sensitive == p.sensitive:
+            state = "sensitive" if p.sensitive else "not sensitive"
+            raise _Reject("sensitive", f"{p.table}.{p.column} is already {state}")
+        flagged = _replace(column, sensitive=p.sensitive)
+        columns = tuple(flagged if c.name == column.name else c for c in table.columns)
+        self.content.tables[p.table] = _replace(table, columns=columns)
+
+    def _suggestion_run(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.SensitiveSuggestionRun)
+        p = event.payload
+        if p.run in self.suggestion_runs:
+            raise _Reject("run", f"suggestion run {p.run} already exists")
+        self.suggestion_runs[p.run] = SensitiveSuggestionRun(
+            id=p.run,
+            mode=p.mode,
+            scope=p.scope,
+            considered=p.considered,
+            proposed=p.proposed,
+            seq=event.seq,
+            ts=event.ts,
+        )
 
 
 def _replace(record: _R, **changes: Any) -> _R:

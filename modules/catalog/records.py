@@ -3,12 +3,16 @@
 - :class:`CatalogTable` / :class:`CatalogColumn` — the persisted representation of a Physical
   Table / Column: observed facts governed by synchronization, plus Catalog Metadata
   (``description``, ``sensitive``; Generated Descriptions arrive with the next issue) that a
-  resync keeps for the same names.
+  resync keeps for the same names. The Sensitive Data Flag is set by a human only
+  (``sensitive_flag_set``); it belongs to the column and goes with it when the column leaves
+  the catalog (a column observed again is a new column: not sensitive).
 - :class:`CatalogRelationship` — a declared foreign key as observed.
 - :class:`LogicalRelationship` — Generated or Manual; ``active`` or ``deleted`` (a Logical
   Relationship Deletion: the record stays, as an exclusion). A Permanent Relationship Deletion
   removes the record.
 - :class:`CatalogSyncRun` — a Catalog Sync Run: scope, status, what it recorded.
+- :class:`SensitiveSuggestionRun` — a Sensitive Data Suggestion Run: scope, mode and aggregate
+  counts only (its proposals are shown, never kept).
 - :class:`CatalogState` — the whole fold; ``problems`` are ledger entries the fold refused.
 
 The per-table and per-relationship records are many (20,000 columns for a 1,000-table database)
@@ -30,6 +34,7 @@ __all__ = [
     "CatalogSyncRun",
     "CatalogTable",
     "LogicalRelationship",
+    "SensitiveSuggestionRun",
 ]
 
 
@@ -112,6 +117,16 @@ class CatalogSyncRun(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
 
 
+class SensitiveSuggestionRun(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    mode: str  # "offline": the deterministic pre-pass
+    scope: tuple[str, ...] | None = None
+    considered: int = 0
+    proposed: int = 0
+    seq: int = 0
+    ts: str = ""
+
+
 class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     code: str
@@ -127,6 +142,8 @@ class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
     physical: dict[str, CatalogRelationship] = msgspec.field(default_factory=dict)
     logical: dict[str, LogicalRelationship] = msgspec.field(default_factory=dict)
     runs: dict[str, CatalogSyncRun] = msgspec.field(default_factory=dict)
+    #: Sensitive Data Suggestion Runs, by id (aggregate counts only)
+    suggestion_runs: dict[str, SensitiveSuggestionRun] = msgspec.field(default_factory=dict)
     active_run: str | None = None
     last_completed: str | None = None
     #: ``(snapshot, version)`` of the last Synchronize All when nothing changed the tables or

@@ -3,6 +3,12 @@
 First release: tell a usable question from garbage input, and check it against the workspace
 scope's declared refusals. Deterministic and pure: the same question and scope always give the
 same verdict, with stable reason codes.
+
+The SecurityGate comes first, before any other check: the composition root runs it on the RAW
+question before the session exists (:func:`session_question` is what the session is created
+with: the masked question when refused), and :func:`admit` records its refusal as
+``question_refused`` with code ``competitor`` | ``out_of_scope`` | ``restricted``, the reason,
+the narrowing and the masked spans — never the refused text.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
 from kernel.events import ProposedEvent
 from kernel.outcomes import Failure, ModuleOutcome
 from kernel.transitions import MAX_QUESTION_CHARS, question_length
+from modules.disambiguation.gate import GateVerdict, SecurityGate
 
-__all__ = ["AdmissionVerdict", "admit", "judge_question"]
+__all__ = ["AdmissionVerdict", "admit", "judge_question", "session_question"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _VOWELS = set("aeiouyàèéìòóùáíúâêîôûäëïöü")
@@ -69,8 +76,28 @@ def judge_question(question: str, scope: WorkspaceScope) -> AdmissionVerdict:
     return AdmissionVerdict(True, "admitted", "usable and in scope", ("usable", "in_scope"))
 
 
-def admit(question: str, caps: DisambiguationCapabilities) -> ModuleOutcome:
-    """The admission outcome: ``question_admitted`` and completion, or refusal and failure."""
+def session_question(question: str, gate: GateVerdict) -> str:
+    """The text a session is created with: the question, or its masked form when the gate
+    refused it (cut to the question limit should the placeholders make it longer)."""
+    if not gate.refused:
+        return question
+    masked = gate.masked.strip()
+    if question_length(masked) > MAX_QUESTION_CHARS:
+        masked = masked[: MAX_QUESTION_CHARS - 1].rstrip() + "…"
+    return masked
+
+
+def admit(
+    question: str, caps: DisambiguationCapabilities, gate: GateVerdict | None = None
+) -> ModuleOutcome:
+    """The admission outcome: ``question_admitted`` and completion, or refusal and failure.
+
+    ``gate``: the SecurityGate's verdict on the raw question, when the caller ran it before
+    creating the session (``question`` is then the session's masked question); without it the
+    gate runs here first, on ``question``."""
+    screened = gate if gate is not None else SecurityGate(caps.profile).check(question)
+    if screened.refused:
+        return _gate_refusal(screened, question)
     verdict = judge_question(question, caps.scope)
     if verdict.admitted:
         return ModuleOutcome(
@@ -87,4 +114,25 @@ def admit(question: str, caps: DisambiguationCapabilities) -> ModuleOutcome:
             ),
         ),
         failure=Failure(code=f"refused:{verdict.code}", message=verdict.reason),
+    )
+
+
+def _gate_refusal(gate: GateVerdict, question: str) -> ModuleOutcome:
+    code = gate.code or "restricted"
+    lead = len(gate.masked) - len(gate.masked.lstrip())  # the session's question is stripped
+    spans = [
+        {"kind": e.kind, "start": e.masked_span[0] - lead, "end": e.masked_span[1] - lead}
+        for e in gate.entities
+        if e.masked_span[0] >= lead and e.masked_span[1] - lead <= len(question)
+    ]
+    payload = {
+        "code": code,
+        "reason": gate.reason,
+        "masked_spans": spans,
+        "narrowing": gate.narrowing,
+    }
+    return ModuleOutcome(
+        status="failed",
+        events=(ProposedEvent(type="question_refused", payload=payload),),
+        failure=Failure(code=f"refused:{code}", message=gate.reason),
     )

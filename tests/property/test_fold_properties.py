@@ -142,6 +142,16 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         ev.RelationshipsReconstructedPayload, generated=st.integers(0, 2)
     ),
     "catalog_cleaned": st.builds(ev.CatalogCleanedPayload, reason=words),
+    "sensitive_flag_set": st.builds(
+        ev.SensitiveFlagSetPayload, table=words, column=words, sensitive=st.booleans(), reason=words
+    ),
+    "sensitive_suggestion_run": st.builds(
+        ev.SensitiveSuggestionRunPayload,
+        run=words,
+        mode=st.just("offline"),
+        considered=st.integers(0, 9),
+        proposed=st.integers(0, 9),
+    ),
     # Memory registry entries (a workspace-level ledger's): never in a session either
     "memory_saved": st.builds(
         mev.MemorySavedPayload,

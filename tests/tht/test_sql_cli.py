@@ -53,7 +53,8 @@ def test_check_of_a_good_query_against_the_catalog(
     bind_demo(workspace)
     sync(tht)
     body = ok(tht("sql", "check", str(sql_file), "--json"))
-    assert list(body) == ["ok", "dialect", "tables", "columns", "problems"]
+    assert list(body) == ["ok", "dialect", "tables", "columns", "problems", "sensitive"]
+    assert body["sensitive"] == []  # no Sensitive Data Flag is set
     assert body["ok"] is True and body["problems"] == []
     assert body["dialect"] == "sqlite"
     assert body["tables"] == ["ospedali", "procedure", "ricoveri"]

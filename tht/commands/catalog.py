@@ -1,9 +1,10 @@
 """``tht catalog …``: the Metadata Catalog (docs/catalog.md; ARCHITECTURE §6).
 
-``sync``, ``show``, ``relationships``, ``status`` and ``verify`` are open to anyone (an agent may
-sync and read the catalog); ``relationship add | delete | restore | reconstruct`` and ``cleanup``
-are human-only curation (``--as human:<id>``; refused when ``THT_ACTOR=agent``; signed with the
-reviewer's key in signed mode). Command bodies import what they need (start-up time counts).
+``sync``, ``show``, ``relationships``, ``status``, ``verify``, ``sample`` and ``sensitive suggest``
+are open to anyone (an agent may sync and read the catalog); ``relationship add | delete |
+restore | reconstruct``, ``cleanup`` and ``sensitive set`` are human-only curation
+(``--as human:<id>``; refused when ``THT_ACTOR=agent``; signed with the reviewer's key in signed
+mode). Command bodies import what they need (start-up time counts).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tht.commands._common import human_actor, open_for
+from tht.commands.catalog_sensitive import register as register_sensitive
 from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ relationship_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(relationship_app, name="relationship")
+register_sensitive(app)  # sensitive suggest | set, sample (tht/commands/catalog_sensitive.py)
 
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why.", show_default=False)]
 

@@ -51,8 +51,13 @@ def check_cmd(
     runtime = open_for(inv)
     sid = session_for(runtime, session) if session_or_env(session) else None
     data = read_input_file(file, what="SQL file", limit=MAX_SQL_BYTES)
-    result = check_file(runtime, data, _source(file), sid)
-    inv.emit(result.to_json(), _check_text(result, _source(file)))
+    result, sensitive = check_file(runtime, data, _source(file), sid)
+    inv.emit({**result.to_json(), "sensitive": sensitive}, _check_text(result, _source(file)))
+    if sensitive:
+        inv.note(
+            f"warning: the SQL reads sensitive column(s): {', '.join(sensitive)}; their values "
+            "are masked in its results (result_sample.json, tht sql run)"
+        )
     if not result.ok:
         count = len(result.problems)
         inv.note(f"error: the SQL fails the check ({count} problem{'s' if count != 1 else ''})")
@@ -110,6 +115,10 @@ def _run_text(body: dict[str, Any]) -> str:
     rows = [["NULL" if v is None else _cell(v) for v in row] for row in body["rows"]]
     table = render_table(columns, rows) if columns else ""
     more = " (truncated: more rows exist; raise --limit)" if body["truncated"] else ""
+    masked = body.get("masked") or []
+    if masked:
+        names = ", ".join(columns[i] for i in masked)
+        more += f"; sensitive, masked: {names}"
     return f"{table}{body['row_count']} row(s){more} in {body['elapsed_ms']:g} ms"
 
 

@@ -26,6 +26,8 @@ def test_every_catalog_event_type_is_a_workspace_entry() -> None:
         "relationship_restored",
         "relationships_reconstructed",
         "catalog_cleaned",
+        "sensitive_flag_set",
+        "sensitive_suggestion_run",
     } == ev.CATALOG_TYPES
     assert all(ev.EVENT_TYPES[t].owner == "catalog" for t in ev.CATALOG_TYPES)
     assert "catalog" in ev.WORKSPACE_CATEGORIES
