@@ -72,7 +72,7 @@ TARGETS = {"recall_per_type": 0.90, "false_alarm_rate": 0.10}
 
 def data_dir() -> Path:
     """``AMBIQT_DIR``, else ``shared/data/ambiqt`` in the first folder above the repository
-    that has one."""
+    that has one, else the copy committed under ``golden/ambiqt/data``."""
     env = os.environ.get("AMBIQT_DIR")
     if env:
         return Path(env)
@@ -80,7 +80,7 @@ def data_dir() -> Path:
         candidate = parent / "shared" / "data" / "ambiqt"
         if candidate.is_dir():
             return candidate
-    return REPO.parent / "shared" / "data" / "ambiqt"
+    return REPO / "golden" / "ambiqt" / "data"  # the committed copy (its README says what)
 
 
 def is_dev(db_id: str, question: str) -> bool:

@@ -10,8 +10,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from benchmarks import eval_ambiqt
 from benchmarks.ambiqt_data import parse_schema
 from modules.disambiguation import ambiguity_rules, unanswerable
@@ -25,9 +23,13 @@ DETECTOR = sorted(
     ]
 )
 DATA = eval_ambiqt.data_dir()
-needs_data = pytest.mark.skipif(
-    not (DATA / "tbl-agg.json").is_file(), reason=f"AmbiQT data not found in {DATA}"
-)
+#: the data is always there (a copy is committed under golden/ambiqt/data): never skipped
+
+
+def test_the_ambiqt_data_is_found() -> None:
+    assert (DATA / "tbl-agg.json").is_file() and (DATA / "tbl-split.json").is_file(), DATA
+
+
 #: the generic vocabularies the detector declares: words a question or a column name is made of
 GENERIC = (
     set(ambiguity_rules.AGGREGATE_NAMES)
@@ -73,7 +75,6 @@ def _literal_words(path: Path) -> set[str]:
     return words
 
 
-@needs_data
 def test_no_rule_names_an_ambiqt_database_table_or_column() -> None:
     dbs, tables, columns = _ambiqt_names()
     assert len(dbs) == 12 and len(tables) > 50  # the names were really read
@@ -116,7 +117,6 @@ def test_a_schema_with_quoted_commas_and_parentheses_parses() -> None:
     ]
 
 
-@needs_data
 def test_the_eval_runs_on_a_slice_and_reports_its_shape() -> None:
     cases = eval_ambiqt.load_cases(DATA, limit=5)
     assert [c["type"] for c in cases] == ["P"] * 5 + ["J"] * 5
