@@ -20,7 +20,7 @@ every event whose actor is ``human:<id>`` must carry a valid signature by that r
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -30,7 +30,14 @@ from kernel import events as ev
 if TYPE_CHECKING:
     from kernel.fold import _Builder
 
-__all__ = ["HumanCheck", "IntegrityIssue", "Replay", "ReplayContext", "is_human_actor"]
+__all__ = [
+    "HumanCheck",
+    "IntegrityIssue",
+    "Replay",
+    "ReplayContext",
+    "is_human_actor",
+    "signature_problems",
+]
 
 #: in signed mode: None when a human event's signature is valid, else the reason
 HumanCheck = Callable[[ev.Event], "str | None"]
@@ -41,6 +48,33 @@ _MODULE = re.compile(r"^module:[a-z][a-z0-9_]*$")
 
 def is_human_actor(actor: str) -> bool:
     return _HUMAN.match(actor) is not None
+
+
+def signature_problems(
+    events: Sequence[ev.Event], check: HumanCheck | None
+) -> list[tuple[int, str]]:
+    """The signature rule of a workspace-level ledger (the Metadata Catalog, the Memory
+    registry): every human entry's signature must verify (``check``: the reviewer registry's;
+    None — no registry — verifies none), and once a human entry is signed every later one must
+    be (signing, once begun, cannot be dropped by an unsigned forgery). ``(seq, reason)`` pairs."""
+    problems: list[tuple[int, str]] = []
+    signing = False
+    for event in events:
+        if not is_human_actor(event.actor):
+            continue
+        if event.sig is None:
+            if signing:
+                problems.append((event.seq, "an unsigned human entry after signed ones"))
+            continue
+        signing = True
+        reason = (
+            check(event)
+            if check is not None
+            else "no reviewer registry: the signature cannot be verified"
+        )
+        if reason is not None:
+            problems.append((event.seq, reason))
+    return problems
 
 
 def _is_proposer(actor: str) -> bool:

@@ -22,7 +22,7 @@ from kernel.errors import ConflictError, IntegrityError, UsageError
 from kernel.ledger_records import Signer
 from kernel.ledger_verify import Problem, VerifyReport, genesis_hash, line_hash
 from kernel.log import get_logger
-from kernel.replay import is_human_actor
+from kernel.replay import is_human_actor, signature_problems
 from modules.memory.cache import MemoryCache, decode_cache, encode_cache
 from modules.memory.capabilities import MemoryCapabilities
 from modules.memory.fold import fold_registry, fold_registry_from
@@ -164,28 +164,7 @@ class MemoryRegistry:
         )
 
     def _signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
-        """Every signature must verify; once a human entry is signed, every later one must be
-        (signing, once begun, cannot be dropped by an unsigned forgery)."""
-        problems = []
-        check = self.caps.human_check
-        signing = False
-        for event in events:
-            if not is_human_actor(event.actor):
-                continue
-            if event.sig is None:
-                if signing:
-                    problems.append(
-                        Problem(
-                            "signature", "an unsigned human entry after signed ones", seq=event.seq
-                        )
-                    )
-                continue
-            signing = True
-            reason = (
-                check(event)
-                if check is not None
-                else "no reviewer registry: the signature cannot be verified"
-            )
-            if reason is not None:
-                problems.append(Problem("signature", reason, seq=event.seq))
-        return problems
+        return [
+            Problem("signature", reason, seq=seq)
+            for seq, reason in signature_problems(events, self.caps.human_check)
+        ]
