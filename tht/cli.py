@@ -50,6 +50,7 @@ def _root(
 def _register() -> None:
     """Static composition of the command groups (no discovery)."""
     from tht.commands import (
+        agent,
         analytics,
         catalog,
         doctor,
@@ -64,6 +65,7 @@ def _register() -> None:
         route,
         schema,
         search,
+        serve,
         session,
         show,
         sql,
@@ -100,6 +102,8 @@ def _register() -> None:
     app.add_typer(schema.app, name="schema")
     app.add_typer(store.app, name="store")
     app.command("doctor")(doctor.doctor)
+    app.add_typer(serve.app, name="serve")
+    app.add_typer(agent.app, name="agent")
 
 
 _register()

@@ -303,16 +303,21 @@ def _signed_setting(workspace: Workspace) -> bool:
     return re.search(r"(?m)^human_decisions:\s*['\"]?signed\b", text) is not None
 
 
-def trust_of(workspace: Workspace) -> Trust:
+def trust_of(workspace: Workspace, unlock: Callable[[str], ReviewerSigner] | None = None) -> Trust:
     """Signed mode and the signature check, from the reviewer registry (a ledger verified on
     every use) and workspace.yaml. A registry that does not verify trusts nobody: every signed
-    human decision then fails its check, and nothing new can be signed."""
+    human decision then fails its check, and nothing new can be signed.
+
+    ``unlock``: how a reviewer's key is unlocked (default: the passphrase at the controlling
+    terminal); the web UI passes the key its signed-in reviewer unlocked for that browser
+    session."""
     from kernel.reviewer_registry import ReviewerRegistry
 
     registry = ReviewerRegistry(workspace.reviewers_dir)
     signed = _signed_setting(workspace)
+    unlocker = unlock or _unlocker(None)
     if not registry.exists():
-        return Trust(signed=signed, unlock=_unlocker(None) if signed else None)
+        return Trust(signed=signed, unlock=unlocker if signed else None)
     report = registry.verify()
     state = registry.state()
     if not report.ok:
@@ -326,7 +331,7 @@ def trust_of(workspace: Workspace) -> Trust:
         signed=signed or state.signed,
         human_check=state.check_human_event,
         approved_workflows=state.approved_workflows,
-        unlock=_unlocker(None),
+        unlock=unlocker,
         check_signature=state.signature_valid,
     )
 
@@ -357,7 +362,8 @@ def _unlocker(broken: str | None) -> Callable[[str], ReviewerSigner]:
 _UNLOCKED: dict[str, ReviewerSigner] = {}
 
 
-def open_app(workspace_root: Path) -> App:
+def open_app(workspace_root: Path, *, unlock: Callable[[str], ReviewerSigner] | None = None) -> App:
+    """The composed application on one workspace; ``unlock``: see :func:`trust_of`."""
     workspace = open_workspace(workspace_root)
     # store.kind decides (an unknown kind is exit 2, never a silent fs store); postgres: the URL
     # from its environment variable (unset: exit 2), an unreachable server exit 6
@@ -371,7 +377,7 @@ def open_app(workspace_root: Path) -> App:
         workflow_path=custom if custom.is_file() else default_workflow_path(),
         workflow_cache=workspace.cache_dir,
         outbox=Outbox(workspace.state_dir / "outbox"),
-        trust=lambda: trust_of(workspace),
+        trust=lambda: trust_of(workspace, unlock),
     )
     return App(workspace=workspace, kernel=kernel, clock=clock)
 

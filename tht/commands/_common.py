@@ -42,14 +42,6 @@ def human_actor(actor: str | None) -> str:
 
 
 def applied_json(applied: Applied, **extra: Any) -> dict[str, Any]:
-    from kernel.events import info_of
+    from tht.reviewer_actions import applied_json as body_of
 
-    body: dict[str, Any] = {
-        "session": applied.session,
-        "seq": applied.state.last_seq,
-        "events": [{"seq": e.seq, "type": info_of(e).type} for e in applied.events],
-        "current_stage": applied.state.current_stage,
-        "lifecycle": applied.state.lifecycle,
-    }
-    body.update(extra)
-    return body
+    return body_of(applied, **extra)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from kernel.ledger_verify import Problem
+    pass
 
 from tht.commands._common import applied_json, human_actor, open_for, session_for
 from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
@@ -50,24 +50,10 @@ def new(
 @app.command("list")
 def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False) -> None:
     """Sessions with lifecycle, current stage and last seq (oldest first)."""
+    from tht.session_views import session_rows
+
     inv = invocation(workspace, json_, debug)
-    app_ = open_for(inv)
-    rows: list[dict[str, Any]] = []
-    for session in app_.kernel.session_ids():
-        loaded, problems = app_.kernel.load_for_display(session)
-        state = loaded.state
-        rows.append(
-            {
-                "session": session,
-                "lifecycle": state.lifecycle,
-                "current_stage": state.current_stage,
-                "blocked": state.blocked,
-                "last_seq": state.last_seq,
-                "derived_from": state.derived_from,
-                "question": state.question,
-                "integrity_ok": not problems,
-            }
-        )
+    rows = session_rows(open_for(inv))
     if inv.json:
         inv.emit(rows)
         return
@@ -104,25 +90,13 @@ def status(
     debug: DebugOpt = False,
 ) -> None:
     """The folded session state: lifecycle, stage timeline, open reviews, blocked flag."""
-    from tht.projections import status_json
+    from tht.session_views import status_body
 
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
     sid = session_for(app_, session)
-    if at is not None:
-        loaded = app_.kernel.load(sid, at=at)
-        problems: list[Problem] = []
-    else:
-        loaded, problems = app_.kernel.load_for_display(sid)
-    body = status_json(loaded.state, loaded.head)
-    if at is not None:
-        body["session"] = sid
-        body["at"] = at
-    if problems:
-        body["integrity"] = {
-            "ok": False,
-            "problems": [{"code": p.code, "message": p.message, "seq": p.seq} for p in problems],
-        }
+    body, loaded = status_body(app_, sid, at=at)
+    if "integrity" in body:
         inv.note(
             "warning: this ledger does not verify (status is display only, nothing can be "
             "appended): run `tht ledger verify`"
@@ -194,19 +168,14 @@ def _lifecycle(
     who = human_actor(actor)
     app_ = open_for(inv)
     sid = session_for(app_, session)
-    if verb == "pause":
-        applied = app_.kernel.pause(sid, actor=who, reason=reason)
-    elif verb == "resume":
-        applied = app_.kernel.resume(sid, actor=who, reason=reason)
-    elif verb == "abandon":
-        applied = app_.kernel.abandon(sid, actor=who, reason=reason)
-    else:
-        applied = app_.finalize(sid, actor=who)
-        hooks = app_.run_after_finalize(sid)
-        body = applied_json(applied, after_finalize=hooks)
-        inv.emit(body, _finalized_text(sid, applied.state.last_seq, hooks))
+    from tht import reviewer_actions
+
+    if verb == "finalize":
+        body = reviewer_actions.finalize_session(app_, sid, actor=who)
+        inv.emit(body, _finalized_text(sid, body["seq"], body["after_finalize"]))
         return
-    inv.emit(applied_json(applied), f"session {sid} {applied.state.lifecycle}")
+    body = reviewer_actions.lifecycle(app_, sid, verb, actor=who, reason=reason)
+    inv.emit(body, f"session {sid} {body['lifecycle']}")
 
 
 def _finalized_text(session: str, seq: int, hooks: list[dict[str, object]]) -> str:

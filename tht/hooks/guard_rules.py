@@ -27,6 +27,7 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     ("ledger", "verify", "--repair"),
     *(("reviewer", v) for v in ("add", "revoke", "approve-workflow")),
     ("serve", "token", "add"),
+    ("serve", "token", "revoke"),
     ("memory", "forget"),
     ("catalog", "sensitive", "set"),
     *(("catalog", "relationship", v) for v in ("add", "delete", "restore", "reconstruct")),
@@ -55,7 +56,7 @@ RAW_HUMAN = re.compile(
     + _SEP
     + r"(?:add|revoke|approve-workflow)|token"
     + _SEP
-    + r"add|memory"
+    + r"(?:add|revoke)|memory"
     + _SEP
     + r"forget|sensitive"
     + _SEP
