@@ -202,7 +202,25 @@ def sync(
     catalog = open_catalog(app, with_database=True)
     report = run_sync(catalog, scope=scope, progress=progress)
     _reindex(app, catalog, index_progress)
+    _revalue(app)
     return report
+
+
+def _revalue(app: App) -> None:
+    """The value index follows a sync (best effort: the sync stands without it)."""
+    from kernel.errors import ThtError
+    from tht.value_index_runtime import drop_value_index, rebuild_value_index
+
+    try:
+        rebuild_value_index(app)
+    except ThtError as err:
+        import sys
+
+        drop_value_index(app)
+        sys.stderr.write(
+            f"warning: the value index was not built ({err.message}); the sync stands: run "
+            "`tht catalog values rebuild` once the cause is fixed\n"
+        )
 
 
 def _reindex(app: App, catalog: Catalog, progress: Callable[[str, int, int], None] | None) -> None:

@@ -56,7 +56,10 @@ def run_disambiguation(app: App, loaded: LoadedSession, stage: str) -> Applied:
             f"answer the open review of {stage} first ({', '.join(map(str, pending))}); "
             f"then `tht stage run {stage}` asks the next ambiguity"
         )
-    report = detect_ambiguities(loaded.state.question, _view(app))
+    from tht.value_index_runtime import value_lookup
+
+    view = _view(app)
+    report = detect_ambiguities(loaded.state.question, view, values=value_lookup(app))
     outcome = plan_disambiguation(loaded.state, report)
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=_ACTOR, loaded=loaded)
 

@@ -15,6 +15,7 @@ import typer
 
 from tht.commands._common import human_actor, open_for
 from tht.commands.catalog_sensitive import register as register_sensitive
+from tht.commands.catalog_values import register as register_values
 from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ relationship_app = typer.Typer(
 )
 app.add_typer(relationship_app, name="relationship")
 register_sensitive(app)  # sensitive suggest | set, sample (tht/commands/catalog_sensitive.py)
+register_values(app)  # values rebuild | find (tht/commands/catalog_values.py)
 
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why.", show_default=False)]
 

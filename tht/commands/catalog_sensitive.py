@@ -116,6 +116,7 @@ def set_cmd(
     """Set (--on) or clear (--off) the Sensitive Data Flag of Catalog Columns (human-only)."""
     from kernel.errors import UsageError
     from modules.catalog.sensitive_flags import plan_flags
+    from tht.commands._common import open_for as catalog_app
     from tht.commands.catalog import _curate, _names, _record
 
     inv = invocation(workspace, json_, debug)
@@ -125,6 +126,10 @@ def set_cmd(
     plan = plan_flags(loaded.state, _names(columns), sensitive=on, reason=reason, actor=who)
     body = {**_record(catalog, loaded, plan.drafts), "changed": plan.changed}
     body["unchanged"] = plan.unchanged
+    if plan.changed:  # a flagged column's values must not stay in the value index
+        from tht.value_index_runtime import refresh_after_flags
+
+        refresh_after_flags(catalog_app(inv), inv)
     word = "sensitive" if on else "not sensitive"
     human = f"{len(plan.changed)} column(s) now {word}: {', '.join(plan.changed)}"
     if plan.unchanged:
