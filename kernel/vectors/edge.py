@@ -8,6 +8,12 @@ context manager).
 
 Layout (same as the server adapter): the dense vector is the default (unnamed) vector, cosine;
 the sparse vector ``bm25`` has ``Modifier.Idf``; payload indexes cover the filter keys.
+
+Disk footprint (docs/vectors.md): the engine preallocates *sparse* files (WAL segments, page
+files, vector chunks; no ``EdgeConfig`` knob), so a small shard is ~200 MB apparent, ~0.5 MB on
+disk; a copy must keep holes. The WAL stays on: it is also the folder's cross-process lock
+(``wal_enabled=False`` lets a second process open the shard, measured). Every write below
+flushes before it returns, so a caller's marker written after ``upsert`` names flushed points.
 """
 
 from __future__ import annotations
@@ -311,6 +317,7 @@ class EdgeVectorStore(QdrantStoreBase):
         return not self.path.exists() or (self.path.is_dir() and not any(self.path.iterdir()))
 
     def _create(self, spec: CollectionSpec) -> None:
+        # the WAL stays on (the default): it is the folder's lock (module docstring)
         config = qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=spec.dense_size, distance=qe.Distance.Cosine),
             sparse_vectors=(

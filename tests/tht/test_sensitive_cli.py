@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.sensitive_data import SENSITIVE, bind, leaks
+from tests.support.sparse_copy import copytree_sparse
 from tests.tht.conftest import Result, run_tht
 from tests.tht.memory.support import environment
 
@@ -54,7 +55,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ws(synced: Path, workspace: Path) -> Path:
     """The synced workspace in place of the test's own (same variables: THT_WORKSPACE …)."""
     shutil.rmtree(workspace)
-    shutil.copytree(synced, workspace, symlinks=True)
+    copytree_sparse(synced, workspace)  # the Qdrant shard's holes stay holes
     return workspace
 
 

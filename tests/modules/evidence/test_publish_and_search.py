@@ -18,6 +18,7 @@ from modules.evidence.publish import publish
 from modules.evidence.query_text import evidence_query_text
 from modules.evidence.search import search_evidence
 from tests.modules.evidence.conftest_index import CountingEmbedder, Engines
+from tests.support.sparse_copy import copytree_sparse
 
 LIMIT = 4000
 
@@ -203,13 +204,13 @@ def test_an_older_generation_restored_in_the_store_is_unavailable(
     published.close()
     qdrant = paths.root / ".tht" / "qdrant"
     backup = paths.root / "qdrant-g1"
-    shutil.copytree(qdrant, backup)
+    copytree_sparse(qdrant, backup)  # the shard's holes stay holes
     (paths.sources_dir / "extra.md").write_text("Ancora una regola.\n", "utf-8")
     prepare(paths, max_chunk_chars=LIMIT)
     publish(published.caps())
     published.close()
     shutil.rmtree(qdrant)
-    shutil.copytree(backup, qdrant)  # the store now holds generation 1, the record says 2
+    copytree_sparse(backup, qdrant)  # the store now holds generation 1, the record says 2
     _unavailable(published, "stale")
 
 

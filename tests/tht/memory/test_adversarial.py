@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from modules.memory.cache import MemoryCache, decode_cache, encode_cache
 from modules.memory.records import MemoryState
+from tests.support.sparse_copy import copytree_sparse
 from tests.tht.memory.conftest import Prepared
 from tests.tht.memory.support import (
     SECOND_QUESTION,
@@ -166,7 +167,7 @@ def test_a_forgotten_memory_is_never_searched_or_recalled(
     assert mid in [r["id"] for r in ws.ok("memory", "search", "ablazione")["results"]]
     old_index = tmp_path / "old-index"
     for part in ("memory_index", "qdrant"):
-        shutil.copytree(ws.root / ".tht" / part, old_index / part)
+        copytree_sparse(ws.root / ".tht" / part, old_index / part)
     body = ws.ok("memory", "forget", mid, "--reason", "wrong target", "--as", H)
     assert body["status"] == "forgotten"
     ws.ok("memory", "reindex")
@@ -186,7 +187,7 @@ def test_a_forgotten_memory_is_never_searched_or_recalled(
     # the index from before the forget, put back: stale, so it fails closed
     for part in ("memory_index", "qdrant"):
         shutil.rmtree(ws.root / ".tht" / part)
-        shutil.copytree(old_index / part, ws.root / ".tht" / part)
+        copytree_sparse(old_index / part, ws.root / ".tht" / part)
     done = ws.tht("memory", "search", "ablazione", "--json")
     assert done.code == 6 and done.json()["status"] == "unavailable"
     assert done.json()["results"] == []
