@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-ambiqt eval-memory clean smoke-cloud report-browser postgres-server
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-ambiqt eval-memory eval-admission clean smoke-cloud report-browser postgres-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -94,6 +94,11 @@ eval-ambiqt: $(STAMP)
 # only (EVAL_TUNE=1 prints the dev grid). Writes golden/memory_recall/report.json.
 eval-memory: $(STAMP)
 	$(BIN)/python -m benchmarks.eval_memory_recall
+
+# Question Admission's scope relevance (docs/disambiguation.md): BIRD mini-dev in scope, on
+# other databases and off topic; English questions on the Italian demo schema with the word bridge
+eval-admission: $(STAMP)
+	EVAL_JSON=golden/admission/report.json $(BIN)/python -m benchmarks.eval_admission
 
 schemas: $(STAMP)
 	$(BIN)/tht schemas export

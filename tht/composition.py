@@ -132,8 +132,16 @@ class App:
             refuse=tuple(settings.scope.refuse),
             languages=tuple(settings.languages),
         )
+        from tht.admission_runtime import scope_terms, value_check, word_bridge
+
+        terms = scope_terms(self)
         caps = DisambiguationCapabilities(
-            clock=self.clock, scope=scope, profile=settings.domain_profile()
+            clock=self.clock,
+            scope=scope,
+            profile=settings.domain_profile(),
+            scope_terms=terms,
+            value_check=value_check(self) if terms else None,
+            word_bridge=word_bridge(self, terms) if terms else None,
         )
         outcome = admit(question, caps, gate)
         return self.kernel.apply_outcome(

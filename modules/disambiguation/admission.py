@@ -35,6 +35,8 @@ class AdmissionVerdict:
     code: str
     reason: str
     checks: tuple[str, ...] = ()
+    #: what the person can ask instead (recorded with the refusal)
+    narrowing: str = ""
 
 
 def _letters(text: str) -> list[str]:
@@ -100,6 +102,8 @@ def admit(
         return _gate_refusal(screened, question)
     verdict = judge_question(question, caps.scope)
     if verdict.admitted:
+        verdict = _relevant(question, caps, verdict)
+    if verdict.admitted:
         return ModuleOutcome(
             status="completed",
             events=(
@@ -108,12 +112,49 @@ def admit(
         )
     return ModuleOutcome(
         status="failed",
-        events=(
-            ProposedEvent(
-                type="question_refused", payload={"code": verdict.code, "reason": verdict.reason}
-            ),
-        ),
+        events=(ProposedEvent(type="question_refused", payload=_refusal_payload(verdict)),),
         failure=Failure(code=f"refused:{verdict.code}", message=verdict.reason),
+    )
+
+
+def _refusal_payload(verdict: AdmissionVerdict) -> dict[str, object]:
+    payload: dict[str, object] = {"code": verdict.code, "reason": verdict.reason}
+    if verdict.narrowing:
+        payload["narrowing"] = verdict.narrowing
+    return payload
+
+
+def _relevant(
+    question: str, caps: DisambiguationCapabilities, verdict: AdmissionVerdict
+) -> AdmissionVerdict:
+    """Scope relevance (:mod:`modules.disambiguation.relevance`): a usable question that
+    speaks of nothing the workspace holds — no table, column, description, scope or glossary
+    word (nor its translation, through the word bridge), and no value of its database — is out
+    of scope."""
+    from modules.disambiguation.relevance import ScopeVocabulary, content_words, judge_relevance
+
+    vocabulary = ScopeVocabulary.build(caps.scope_terms)
+    relevance = judge_relevance(question, vocabulary)
+    if relevance.in_scope is not False:
+        return verdict
+    words = content_words(question)
+    check = caps.value_check
+    if check is not None and any(check(word) for word in words):
+        return verdict
+    if caps.word_bridge is not None and words and caps.word_bridge(words):
+        return verdict
+    examples = sorted({t for s, t in caps.scope_terms if s == "table"})[:6]
+    narrowing = (
+        f"ask about this workspace's data ({', '.join(examples)})"
+        if examples
+        else "ask about what this workspace's scope describes"
+    )
+    return AdmissionVerdict(
+        False,
+        "out_of_scope",
+        "the question speaks of nothing this workspace holds: no table, column, description, "
+        "glossary term or value of its database matches",
+        narrowing=narrowing,
     )
 
 

@@ -33,7 +33,7 @@ FIRST_QUESTION = DEMO_QUESTION
 #: the later question of ``make demo``'s second session, which recalls the first one
 SECOND_QUESTION = "Quante ablazioni per ospedale nel 2025?"
 #: a question about something no memory covers (a near miss: recalls nothing)
-UNRELATED_QUESTION = "Which suppliers sent the most invoices to the pharmacy last quarter?"
+UNRELATED_QUESTION = "Quanti pazienti per fascia di età e sesso?"  # in scope; no memory about it
 
 
 @contextlib.contextmanager
