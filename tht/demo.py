@@ -321,6 +321,11 @@ def main() -> None:
         if workspace.exists() and (not workspace.is_dir() or any(workspace.iterdir())):
             raise SystemExit(f"THT_DEMO_DIR={keep} is not an empty folder")
         Demo(workspace, _proposals_dir()).run()
+        print(
+            "\n# the reviewer web UI on this workspace (docs/web.md):\n"
+            f"#   tht serve token add human:you --workspace {keep}\n"
+            f"#   tht serve --workspace {keep}     # http://127.0.0.1:8765/"
+        )
         print(f"\ndemo done: the workspace is kept in THT_DEMO_DIR={keep}")
         return
     with tempfile.TemporaryDirectory(prefix="tht-demo-") as tmp:
