@@ -124,7 +124,7 @@ def test_a_whole_session_through_f7_to_finalization_keeps_them_out(
 ) -> None:
     ws, out = flagged
     tht = out
-    session = new_session(tht)
+    session = new_session(tht, "Quanti ordini per cliente e per città?")
     to_stage(tht, tmp_path, session, "sql")
     path = tmp_path / "f6.sql"
     path.write_text(F6_SQL, encoding="utf-8")

@@ -67,10 +67,9 @@ def confirm(tht: Tht, tmp: Path, session: str, stage: str, **artifacts: str) -> 
     ok(tht("review", "answer", str(review), session, "--approve", "--as", H, "--json"))
 
 
-def new_session(tht: Tht) -> str:
-    return str(
-        ok(tht("session", "new", "Quanti ricoveri con ablazione nel 2024?", "--json"))["session"]
-    )
+def new_session(tht: Tht, question: str = "Quanti ricoveri con ablazione nel 2024?") -> str:
+    """A session on ``question`` (one about the bound database: admission judges relevance)."""
+    return str(ok(tht("session", "new", question, "--json"))["session"])
 
 
 def to_stage(tht: Tht, tmp: Path, session: str, target: str) -> None:
