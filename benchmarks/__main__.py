@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "catalog": "benchmarks.bench_catalog",
     "store": "benchmarks.bench_store",
     "memory": "benchmarks.bench_memory",
+    "web": "benchmarks.bench_web",
 }
 
 

@@ -1,8 +1,9 @@
 """The reviewer web UI under test: a real ``tht serve`` process on 127.0.0.1 (a free port) over a
 workspace driven through the real command line, and real headless Chromium (Debian's
-``chromium``) driven by Playwright.
+``chromium``) driven by Playwright; or, for HTTP-level tests, the app in this process
+(:func:`web_client`).
 
-``served`` builds, once per module, a workspace bound to the demo database with two sessions: A at
+``prepared`` builds, once per run, a workspace bound to the demo database with two sessions: A at
 F6 with the final SQL's confirm review open (after an F1 select was answered at the terminal), and
 B with an F1 select review open. Each test gets its own copy and its own server.
 """
@@ -17,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,25 @@ XSS_PROPOSAL = {
     ],
 }
 
+#: an F5 review (after F5 is reopened) whose prompt, label and artifacts carry markup
+XSS_ARTIFACTS = {
+    "kind": "select",
+    "prompt": "Approve these? <script>window.__pwned = 7</script>",
+    "options": [{"id": "ok", "label": '<svg onload="window.__pwned = 9">', "events": []}],
+    "artifacts": [
+        {
+            "name": "cte/notes.md",
+            "content": "# Notes\n\n<script>window.__pwned = 5</script>\n\n"
+            "[click](javascript:alert(1)) <javascript:alert(2)> "
+            '<img src=x onerror="window.__pwned = 8">\n',
+        },
+        {
+            "name": "cte/2.sql",
+            "content": "SELECT '</pre><script>window.__pwned = 6</script>' AS x -- </pre><b>\n",
+        },
+    ],
+}
+
 
 @dataclass
 class Prepared:
@@ -79,7 +100,7 @@ def _until_f6_confirm(ws: Ws) -> tuple[str, int]:
     return session, confirm
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     ws = make_workspace(tmp_path_factory.mktemp("web") / "ws")
     a, confirm = _until_f6_confirm(ws)
@@ -192,3 +213,101 @@ def shoot(page: Any, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# ---------------------------------------------------------------- in process (HTTP-level tests)
+
+
+def use_env(monkeypatch: pytest.MonkeyPatch, ws: Ws, **extra: str | None) -> None:
+    """The environment the app in this process reads on each request: ``ws``'s, as the CLI's."""
+    for key, value in ws.env(**extra).items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+
+
+def web_client(root: Path) -> Any:
+    """The app serving ``root``, in this process (starlette's TestClient), as a browser on
+    loopback would reach it; redirects are not followed (their status is part of the contract)."""
+    import warnings
+
+    from starlette.exceptions import StarletteDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from starlette.testclient import TestClient
+
+    from tht.web.app import create_app
+
+    return TestClient(create_app(root), base_url="http://127.0.0.1", follow_redirects=False)
+
+
+def hidden(html: str, name: str) -> str:
+    """The value of the first hidden input ``name`` of a page (``pre``, ``csrf``)."""
+    import re
+
+    found = re.search(rf'<input type="hidden" name="{name}" value="([^"]*)">', html)
+    assert found is not None, f"no hidden {name} in the page"
+    return found.group(1)
+
+
+def sign_in(client: Any, **fields: str) -> Any:
+    """Sign-in as a browser does it: the form (its ``pre`` cookie and value), then the POST."""
+    form = client.get("/signin")
+    assert form.status_code in (200, 303), form.status_code
+    return client.post("/signin", data={"pre": hidden(form.text, "pre"), **fields})
+
+
+def signed_in(ws: Ws, token: str) -> tuple[Any, str]:
+    """A browser signed in with ``token``: the client and its CSRF value."""
+    client = web_client(ws.root)
+    assert sign_in(client, token=token).status_code == 303
+    return client, hidden(client.get("/").text, "csrf")
+
+
+def is_signin(response: Any, status: int = 401) -> bool:
+    return response.status_code == status and "<h1>Sign in</h1>" in response.text
+
+
+def files_of(*roots: Path) -> dict[str, bytes]:
+    """Every file under ``roots`` with its bytes: to prove nothing was written. Lock files
+    aside, and what is derived — the read caches (``.tht/cache/``, rewritten by reads) and the
+    embedded vector store (``.tht/qdrant/``, 200 MB of sparse files)."""
+    derived = ("/.tht/cache/", "/.tht/qdrant/")
+    return {
+        str(p): p.read_bytes()
+        for root in roots
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock") and not any(d in str(p) for d in derived)
+    }
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def tags_of(html: str) -> list[tuple[str, dict[str, str]]]:
+    """The start tags of ``html`` with their attributes, parsed as a browser would."""
+    parser = _Tags()
+    parser.feed(html)
+    parser.close()
+    return parser.tags
+
+
+def assert_inert(html: str) -> None:
+    """No markup of a proposal reached the page: the only script is the local one, no
+    event-handler attribute, no ``javascript:`` URL, none of the injected tags."""
+    tags = tags_of(html)
+    scripts = [attrs for tag, attrs in tags if tag == "script"]
+    assert scripts == [{"src": "/static/live.js", "defer": ""}], scripts
+    for tag, attrs in tags:
+        assert tag not in ("img", "b", "iframe", "object", "embed", "svg", "base"), tag
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            assert "__pwned" not in value and "javascript:" not in value.lower(), (tag, value)

@@ -206,11 +206,14 @@ def render(
         name = open_workspace(ctx.root).root.name
     except ThtError:
         name = ctx.root.name
+    signed = values.pop("signed_mode", None)
+    if signed is None and browser is not None:  # the header's "signing" badge: a key is held
+        signed = browser.key is not None
     body = ctx.templates.get_template(template).render(
         workspace_name=name,
         reviewer=browser.reviewer if browser else None,
         csrf=browser.csrf if browser else "",
-        signed_mode=values.pop("signed_mode", None),
+        signed_mode=signed,
         **values,
     )
     return HTMLResponse(body, status_code=status)

@@ -70,6 +70,9 @@ async def signin_get(ctx: WebContext, request: Request) -> Response:
 
 
 async def signin_post(ctx: WebContext, request: Request) -> Response:
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > 16 * 1024):
+        return signin_page(ctx, request, status=400, error="The sign-in form is too large.")
     form = await request.form(max_files=0, max_fields=10)
     pre = form.get("pre")
     if not same_origin(request) or not pre or pre != request.cookies.get(PRE_COOKIE):
@@ -79,15 +82,16 @@ async def signin_post(ctx: WebContext, request: Request) -> Response:
     def check() -> tuple[str | None, Any, str | None]:
         if ctx.signed_mode():
             return _passphrase_signin(ctx, form, client)
+        key = f"ip:{client}"
+        if ctx.throttle.blocked(key):  # every attempt, a right token too, until the window ends
+            return None, None, "Too many failed sign-ins: wait a minute."
         found = ctx.tokens().check(_field(form, "token"))
         if found.reviewer is None:
+            ctx.throttle.failed(key)
             other = found.problem == "other_workspace"
             why = "This token belongs to another workspace." if other else "Unknown token."
-            if ctx.throttle.blocked(f"ip:{client}"):
-                why = "Too many failed sign-ins: wait a minute."
-            else:
-                ctx.throttle.failed(f"ip:{client}")
             return None, None, why
+        ctx.throttle.succeeded(key)
         return found.reviewer, found.sha256, None
 
     try:
@@ -165,7 +169,10 @@ async def session_page(ctx: WebContext, request: Request) -> Response:
     sid = _session_id(request)
     done = request.query_params.get("done")
     try:
-        view = await in_thread(ctx, lambda: session_view(_opened(ctx, browser, sid), sid))
+        every = request.query_params.get("history") == "all"
+        view = await in_thread(
+            ctx, lambda: session_view(_opened(ctx, browser, sid), sid, all_history=every)
+        )
     except ThtError as err:
         return error_page(ctx, request, err, browser)
     return render(ctx, request, "session.html", browser=browser, v=view,

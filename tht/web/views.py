@@ -56,7 +56,12 @@ def _display(state: Any, stage: str | None) -> str:
     return (view.display or stage) if view is not None else stage
 
 
-def session_view(app: Any, session: str) -> dict[str, Any]:
+#: the history shows the newest lines; ``?history=all`` shows every one (a 10,000-event session's
+#: whole table is most of the page's time: benchmarks/bench_web.py)
+HISTORY_SHOWN = 200
+
+
+def session_view(app: Any, session: str, *, all_history: bool = False) -> dict[str, Any]:
     """Everything the session page shows."""
     from kernel.events import info_of
     from tht.projections import review_json, status_json
@@ -66,7 +71,8 @@ def session_view(app: Any, session: str) -> dict[str, Any]:
     workflow = loaded.workflow
     status = status_json(state, loaded.head)
     decisions = {d.seq: d for d in state.decisions}
-    events = app.kernel.log(session) if not problems else []
+    first = 1 if all_history else max(1, state.last_seq - HISTORY_SHOWN + 1)
+    events = app.kernel.log(session, from_seq=first) if not problems else []
     writable = not problems and state.lifecycle in ("active", "paused")
     reviews = []
     for review in state.open_reviews:
@@ -151,6 +157,8 @@ def session_view(app: Any, session: str) -> dict[str, Any]:
         "reviews": reviews,
         "effective": effective,
         "history": history,
+        "history_hidden": first - 1,
+        "history_all": all_history,
         "artifacts": artifacts,
         "problems": [{"code": p.code, "message": p.message, "seq": p.seq} for p in problems],
         "writable": writable,
