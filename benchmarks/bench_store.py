@@ -6,21 +6,29 @@ and ``synchronous_commit`` on — and removes at the end (issue 15, "Performance
 1. **append**: durable single-event appends through ``PostgresStore`` (expected-seq check,
    chain, commit) vs a bare psycopg ``INSERT`` + ``COMMIT`` loop of the same line bytes and
    payload into a table of the same shape, on the same server, in alternating blocks. Target
-   rate ≥ 0.8×.
-2. **status**: ``tht session status --json`` (a new process: it connects, checks the schema
-   version, reads the rows after the cached seq) on a 10,000-event session with a warm status
-   cache, on a ``store: {kind: postgres}`` workspace vs the same session on the filesystem
-   store. Target ≤ 1.5×. Beside it, reported: ``WorkflowKernel.load_for_display`` in one
-   process on a store connected once (a server's view: the cost of the store itself), with 0
-   and with 10 events new since the cache (incremental: only those rows are read).
+   rate ≥ 0.8×. Beside it, reported: the same with a live listener (every append then also
+   sends its notice, in a transaction of its own).
+2. **status**: ``tht session status --json`` (a new process: it loads libpq, connects, reads the
+   schema version, then the session in four statements) on a 10,000-event session with a warm
+   status cache, on a ``store: {kind: postgres}`` workspace vs the same session on the
+   filesystem store. Target ≤ 1.5×. Beside it, reported: ``WorkflowKernel.load_for_display`` in
+   one process on a store connected once (a server's view: the cost of the store itself), with
+   0 and with 10 events new since the cache (incremental: only those rows are read).
 3. **writers**: 8 writer processes on 8 sessions at once (tests/support/store_writer.py) vs one
-   writer process alone: aggregate appends/s and the ratio (reported, no target; group commit
-   and the machine's cores decide it).
+   writer process alone: aggregate appends/s and the ratio, without and with a live listener
+   (reported, no target; group commit and the machine's cores decide it).
+4. **notices**: where an append's NOTIFY goes, measured with pgbench (C clients: the server's
+   side only) on an append-shaped statement (lock and move the ledger's own head row, insert
+   the line, durable commit): 8 clients on 8 ledgers vs 1 client, with the notice inside the
+   append's transaction and with it in a transaction of its own right after. PostgreSQL
+   serializes the commits of notifying transactions server-wide; this is the measurement behind
+   kernel/store/postgres_write.py's choice (reported, no target).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -96,10 +104,14 @@ def _close(store: SessionStore) -> None:
 def bench_append(dsn: str, workflow_bytes: bytes) -> float:
     import psycopg
 
+    from kernel.store.postgres import listen
+
     store = _store(dsn)
-    session = _SESSION.format(1)
-    store.create_session(session, workflow_bytes)
-    ledger = store.ledger(session)
+    ledgers = []
+    for n in (1, 3):
+        session = _SESSION.format(n)
+        store.create_session(session, workflow_bytes)
+        ledgers.append(store.ledger(session))
     clock = FixedClock()
     draft = receipt("consulted")
     line = ev.encode_event(ev.stamp(draft, seq=1, ts="2026-01-01T00:00:00.000Z", prev="0" * 64))
@@ -115,7 +127,8 @@ def bench_append(dsn: str, workflow_bytes: bytes) -> float:
         )
     bare.commit()
     assert settings == [("on",), ("on",)], f"not a durable server: {settings}"
-    seq = bare_seq = 0
+    seqs = [0, 0]
+    bare_seq = 0
 
     def raw() -> float:
         nonlocal bare_seq
@@ -124,36 +137,42 @@ def bench_append(dsn: str, workflow_bytes: bytes) -> float:
             bare_seq += 1
             bare.execute(
                 "INSERT INTO bench_bare (ledger, seq, line, payload) VALUES (%s, %s, %s, %s)",
-                (session, bare_seq, line, payload),
+                ("bare", bare_seq, line, payload),
             )
             bare.commit()
         return time.perf_counter() - start
 
-    def through_store() -> float:
-        nonlocal seq
+    def through_store(which: int) -> float:
+        ledger = ledgers[which]
         start = time.perf_counter()
         for _ in range(APPEND_BLOCK):
-            ledger.append([draft], expected_last_seq=seq, clock=clock)
-            seq += 1
+            ledger.append([draft], expected_last_seq=seqs[which], clock=clock)
+            seqs[which] += 1
         return time.perf_counter() - start
 
-    ratios, raw_times, store_times = [], [], []
-    try:
-        raw(), through_store()  # warm: statements prepared, pages cached
-        for block in range(APPEND_PAIRS):
+    def pairs(which: int, count: int) -> tuple[float, float, float]:
+        ratios, raw_times, store_times = [], [], []
+        for block in range(count):
             if block % 2:
-                s, r = through_store(), raw()
+                s, r = through_store(which), raw()
             else:
-                r, s = raw(), through_store()
+                r, s = raw(), through_store(which)
             raw_times.append(r)
             store_times.append(s)
             ratios.append(r / s)  # store rate / bare rate
+        rate = APPEND_BLOCK * count
+        return statistics.median(ratios), rate / sum(store_times), rate / sum(raw_times)
+
+    try:
+        raw(), through_store(0), through_store(1)  # warm: statements prepared, pages cached
+        ratio, store_rate, raw_rate = pairs(0, APPEND_PAIRS)
+        with listen(dsn, workspace=WORKSPACE) as notices:
+            listened, heard_rate, heard_raw = pairs(1, APPEND_PAIRS // 2)
+            heard = len(notices.wait(timeout=1.0))
     finally:
         bare.close()
         _close(store)
-    ratio = statistics.median(ratios)
-    raw_rate = APPEND_BLOCK * len(raw_times) / sum(raw_times)
-    store_rate = APPEND_BLOCK * len(store_times) / sum(store_times)
+    assert heard > 0, "the listener heard no notice"
     _report(
         f"durable append to PostgreSQL (synchronous_commit on), single-event batches "
         f"({len(line)} B lines, {APPEND_PAIRS} x {APPEND_BLOCK} each)",
@@ -162,6 +181,14 @@ def bench_append(dsn: str, workflow_bytes: bytes) -> float:
         ratio,
         "median of paired blocks; target >= 0.8",
         ratio >= 0.8,
+    )
+    _report(
+        "  the same with a live listener (each append also sends its notice)",
+        f"PostgresStore append {heard_rate:,.0f}/s ({1e6 / heard_rate:.0f} us each)",
+        f"bare INSERT+COMMIT {heard_raw:,.0f}/s ({1e6 / heard_raw:.0f} us each)",
+        listened,
+        "reported",
+        True,
     )
     return ratio
 
@@ -308,13 +335,20 @@ def _writers(dsn: str, sessions: list[str], folder: Path) -> float:
 
 
 def bench_writers(dsn: str, folder: Path, workflow_bytes: bytes) -> float:
+    from kernel.store.postgres import listen
+
     store = _store(dsn)
-    sessions = [_SESSION.format(100 + i) for i in range(WRITERS + 1)]
+    sessions = [_SESSION.format(100 + i) for i in range(2 * (WRITERS + 1))]
     for session in sessions:
         store.create_session(session, workflow_bytes)
     _close(store)
     single = _writers(dsn, sessions[:1], folder)
-    many = _writers(dsn, sessions[1:], folder)
+    many = _writers(dsn, sessions[1 : WRITERS + 1], folder)
+    (folder / "heard").mkdir(exist_ok=True)
+    with listen(dsn, workspace=WORKSPACE) as notices:
+        heard_single = _writers(dsn, sessions[WRITERS + 1 : WRITERS + 2], folder / "heard")
+        heard_many = _writers(dsn, sessions[WRITERS + 2 :], folder / "heard")
+        notices.wait(timeout=0.5)
     ratio = many / single
     _report(
         f"{WRITERS} writer processes on {WRITERS} sessions, {WRITER_APPENDS} appends each "
@@ -325,7 +359,76 @@ def bench_writers(dsn: str, folder: Path, workflow_bytes: bytes) -> float:
         "reported; no target",
         True,
     )
+    _report(
+        "  the same with a live listener (notices sent)",
+        f"{heard_many:,.0f} appends/s together",
+        f"1 writer {heard_single:,.0f} appends/s",
+        heard_many / heard_single,
+        "reported; no target",
+        True,
+    )
     return ratio
+
+
+# --------------------------------------------------------------------------- 4. notices
+
+# An append's shape (lock and move the ledger's own head row, insert the line; one durable
+# commit) with its notice inside the transaction, or in a transaction of its own right after.
+_NOTICE_SETUP = """
+CREATE TABLE bench_heads (ledger int PRIMARY KEY, last_seq bigint NOT NULL) WITH (fillfactor = 50);
+CREATE TABLE bench_events (ledger int, seq bigint, line bytea, PRIMARY KEY (ledger, seq));
+INSERT INTO bench_heads SELECT g, 0 FROM generate_series(1, 64) AS g;
+"""
+_MOVE_ROW = (
+    "WITH moved AS (UPDATE bench_heads SET last_seq = last_seq + 1 "
+    "WHERE ledger = :client_id + 1 RETURNING last_seq), "
+    "added AS (INSERT INTO bench_events SELECT :client_id + 1, last_seq, "
+    "decode(repeat('ab', 400), 'hex') FROM moved RETURNING 1)"
+)
+_NOTICE_SCRIPTS = {
+    "inside": _MOVE_ROW + ", told AS (SELECT pg_notify('bench', 'x' || :client_id) FROM moved) "
+    "SELECT (SELECT count(*) FROM added), (SELECT count(*) FROM told);\n",
+    "after": _MOVE_ROW + " SELECT count(*) FROM added;\n"
+    "SELECT pg_notify('bench', 'x' || :client_id);\n",
+}
+NOTICE_SECONDS = 3
+
+
+def bench_notices(server: PostgresServer, dbname: str, folder: Path) -> float | None:
+    """tps of pgbench with 8 clients vs 1, the notice inside the append or after it."""
+    pgbench = server.bindir / "pgbench"
+    if not pgbench.is_file():
+        sys.stdout.write("notices: pgbench not found beside the server: not measured\n")
+        return None
+    server.execute(dbname, _NOTICE_SETUP)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env.update(PGPASSWORD=server.password, PGHOST=server.host, PGPORT=str(server.port))
+    env.update(PGUSER="postgres", PGDATABASE=dbname)
+    tps: dict[tuple[str, int], float] = {}
+    for mode, script in _NOTICE_SCRIPTS.items():
+        path = folder / f"notice-{mode}.sql"
+        path.write_text(script, encoding="utf-8")
+        for clients in (1, WRITERS):
+            argv = [str(pgbench), "-n", "-M", "prepared", "-f", str(path), "-c", str(clients)]
+            argv += ["-j", str(min(clients, os.cpu_count() or 1)), "-T", str(NOTICE_SECONDS)]
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+            found = re.search(r"^tps = ([0-9.]+)", done.stdout, re.M)
+            assert done.returncode == 0 and found, f"pgbench failed: {done.stderr[-500:]}"
+            tps[(mode, clients)] = float(found.group(1))
+    inside = tps[("inside", WRITERS)] / tps[("inside", 1)]
+    after = tps[("after", WRITERS)] / tps[("after", 1)]
+    _report(
+        f"append-shaped pgbench, {WRITERS} clients on {WRITERS} ledgers vs 1, the NOTIFY in "
+        "a transaction of its own after the commit (kept) vs inside the append's",
+        f"after: {tps[('after', WRITERS)]:,.0f} tps ({after:.2f}x 1 client's "
+        f"{tps[('after', 1)]:,.0f})",
+        f"inside: {tps[('inside', WRITERS)]:,.0f} tps ({inside:.2f}x 1 client's "
+        f"{tps[('inside', 1)]:,.0f})",
+        tps[("after", WRITERS)] / tps[("inside", WRITERS)],
+        f"{WRITERS} clients, after / inside; reported",
+        True,
+    )
+    return after / inside
 
 
 def main() -> None:
@@ -344,6 +447,7 @@ def main() -> None:
         bench_status_cli(dsn, folder, session, fs_ws, pg_ws)
         bench_status_load(dsn, folder, session, fs_ws)
         bench_writers(dsn, folder, workflow_bytes)
+        bench_notices(server, "tht_bench", folder)
     finally:
         server.destroy()
         shutil.rmtree(folder, ignore_errors=True)

@@ -68,11 +68,32 @@ def store_choice(
     workspace: Workspace, kind: str | None = None, *, url_env: str | None = None
 ) -> StoreChoice:
     """The workspace's store (``kind`` overrides ``store.kind``: the target of a migration).
-    The fs store is decided on the text of workspace.yaml alone (no pydantic on the hot path)."""
+    The fs store is decided on the text of workspace.yaml alone (no pydantic on the hot path),
+    and so is the workspace's own postgres store when ``store:`` has a plain shape
+    (:mod:`kernel.store.postgres_selection`; anything else is validated in full)."""
+    own = kind is None
     kind = check_store(workspace) if kind is None else kind
     if kind == "fs":
         return StoreChoice("fs")
+    if own and kind == "postgres" and url_env is None:
+        quick = _quick_postgres_choice(workspace)
+        if quick is not None:
+            return quick
     return choice_from_settings(workspace.settings(), kind, url_env=url_env)
+
+
+def _quick_postgres_choice(workspace: Workspace) -> StoreChoice | None:
+    from kernel.store.postgres_selection import read_postgres_selection
+
+    try:
+        text = workspace.settings_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the full validation reports the file's own problem
+    found = read_postgres_selection(text)
+    if found is None:
+        return None
+    namespace = found.workspace or namespace_of(found.name or "")
+    return StoreChoice("postgres", found.url_env or DEFAULT_STORE_URL_ENV, namespace)
 
 
 def choice_from_settings(settings: Any, kind: str, *, url_env: str | None = None) -> StoreChoice:

@@ -11,7 +11,14 @@ ledgers (append with expected last seq, the head-row lock, NOTIFY) in
 
 One connection per store (opened on first use), shared by its ledgers under a lock. A server
 that cannot be reached is :class:`~kernel.errors.UnavailableError` (exit 6), with nothing
-changed and without the DSN. psycopg is imported only when a connection is opened.
+changed and without the DSN. libpq is loaded only when a connection is opened
+(:mod:`kernel.store.postgres_libpq`: the store's driver, not psycopg, whose import alone costs
+more than ``tht session status`` may).
+
+Round trips of ``tht session status`` with a warm cache: the connection's set-up (durability
+and schema version), the session (its existence, workflow snapshot and first line: one
+statement), the status cache (with the ledger's last line), the rows after the cache's seq,
+the head row — five statements, where one per question made eight.
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ from kernel.log import get_logger
 from kernel.store.base import SESSION_ID, WorkspaceLedgerName, workspace_ledger_spec
 from kernel.store.postgres_conn import Database
 from kernel.store.postgres_ledger import CHANNEL, PostgresLedger
+from kernel.store.postgres_libpq import FOREIGN_KEY_VIOLATION, PgError
 from kernel.store.postgres_listen import LedgerListener, LedgerNotice, listen
 from kernel.store.postgres_schema import LATEST, init_schema, schema_version
 
 if TYPE_CHECKING:
-    import psycopg
+    from kernel.store.postgres_driver import Connection
 
 __all__ = [
     "CHANNEL",
@@ -51,6 +59,22 @@ logger = get_logger(__name__)
 WORKSPACE_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _W = "workspace = %(ws)s AND ledger = %(key)s"
+# A session's existence with what every command reads next (its workflow snapshot and first
+# line: which workflow, and who created it), in one round trip.
+_OPEN = (
+    "SELECT w.workflow, (SELECT line FROM tht_ledger_events WHERE workspace = h.workspace "
+    "AND ledger = h.ledger ORDER BY seq LIMIT 1) FROM tht_ledgers h LEFT JOIN tht_workflows w "
+    "ON w.workspace = h.workspace AND w.ledger = h.ledger "
+    "WHERE h.workspace = %(ws)s AND h.ledger = %(key)s"
+)
+# A status cache with the ledger's last line (what the cache is checked against when it is up
+# to date), in one round trip.
+_CACHE = (
+    "SELECT c.data, l.seq, l.line FROM (SELECT 1) AS one LEFT JOIN tht_caches c "
+    "ON c.workspace = %(ws)s AND c.ledger = %(key)s AND c.kind = 'status' LEFT JOIN LATERAL "
+    "(SELECT seq, line FROM tht_ledger_events WHERE workspace = %(ws)s AND ledger = %(key)s "
+    "ORDER BY seq DESC LIMIT 1) AS l ON true"
+)
 
 
 class PostgresStore:
@@ -69,6 +93,7 @@ class PostgresStore:
         self._db = Database(dsn, required_version=LATEST)
         self._ledgers: OrderedDict[str, PostgresLedger] = OrderedDict()
         self._sessions: set[str] = set()  # known to exist (sessions are never deleted)
+        self._workflows: dict[str, bytes] = {}  # read with the existence, handed out once
         self._workspace_rows: set[str] = set()  # workspace ledgers whose head row exists
 
     def __repr__(self) -> str:
@@ -90,15 +115,14 @@ class PostgresStore:
     # ------------------------------------------------------------------ helpers
 
     def _one(self, what: str, sql: str, **params: object) -> tuple[Any, ...] | None:
-        def work(conn: psycopg.Connection[Any]) -> tuple[Any, ...] | None:
-            cursor = conn.execute(sql, {"ws": self.workspace, **params}, binary=True)
-            return cursor.fetchone() if cursor.description else None
+        def work(conn: Connection) -> tuple[Any, ...] | None:
+            return conn.execute(sql, {"ws": self.workspace, **params}).fetchone()
 
         return self._db.run(what, work)
 
     def _all(self, what: str, sql: str, **params: object) -> list[tuple[Any, ...]]:
-        def work(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-            return conn.execute(sql, {"ws": self.workspace, **params}, binary=True).fetchall()
+        def work(conn: Connection) -> list[tuple[Any, ...]]:
+            return conn.execute(sql, {"ws": self.workspace, **params}).fetchall()
 
         return self._db.run(what, work)
 
@@ -150,17 +174,23 @@ class PostgresStore:
             return False
         if session_id in self._sessions:
             return True
-        row = self._one(
-            "looking for a session",
-            f"SELECT 1 FROM tht_ledgers WHERE {_W}",
-            key=f"session:{session_id}",
-        )
-        if row is not None:
-            self._sessions.add(session_id)
-        return row is not None
+        key = f"session:{session_id}"
+        row = self._one("looking for a session", _OPEN, key=key)
+        if row is None:
+            return False
+        self._sessions.add(session_id)
+        if row[0] is not None:
+            self._workflows[session_id] = bytes(row[0])
+            if len(self._workflows) > self.OPEN_LEDGERS:
+                self._workflows.pop(next(iter(self._workflows)))
+        if row[1] is not None:
+            self._ledger(key, session_id).saw_lines(first=bytes(row[1]))
+        return True
 
     def ledger(self, session_id: str) -> PostgresLedger:
-        key = self._existing(session_id)
+        return self._ledger(self._existing(session_id), session_id)
+
+    def _ledger(self, key: str, session_id: str) -> PostgresLedger:
         ledger = self._ledgers.get(key)
         if ledger is None:
             ledger = PostgresLedger(self._db, self.workspace, key, session_id)
@@ -175,6 +205,9 @@ class PostgresStore:
             self._ledgers.popitem(last=False)
 
     def workflow_bytes(self, session_id: str) -> bytes:
+        known = self._workflows.pop(session_id, None)
+        if known is not None and SESSION_ID.match(session_id):
+            return known
         row = self._one(
             "reading a workflow snapshot",
             f"SELECT workflow FROM tht_workflows WHERE {_W}",
@@ -187,18 +220,18 @@ class PostgresStore:
     # ------------------------------------------------------------------ objects, artifacts
 
     def _put(self, what: str, key: str, data: bytes) -> str:
-        import psycopg
-
         digest = hashlib.sha256(data).hexdigest()
 
-        def work(conn: psycopg.Connection[Any]) -> None:
+        def work(conn: Connection) -> None:
             try:
                 conn.execute(
                     "INSERT INTO tht_objects (workspace, ledger, sha256, data) "
                     "VALUES (%(ws)s, %(key)s, %(sha)s, %(data)s) ON CONFLICT DO NOTHING",
                     {"ws": self.workspace, "key": key, "sha": digest, "data": bytes(data)},
                 )
-            except psycopg.errors.ForeignKeyViolation:
+            except PgError as err:
+                if err.sqlstate != FOREIGN_KEY_VIOLATION:
+                    raise
                 raise NotFoundError(f"{key} does not exist") from None
 
         self._db.run(what, work)
@@ -291,7 +324,13 @@ class PostgresStore:
     def read_cache(self, session_id: str) -> bytes | None:
         if not SESSION_ID.match(session_id):
             return None
-        return self._read_blob("reading a status cache", f"session:{session_id}", "status")
+        key = f"session:{session_id}"
+        row = self._one("reading a status cache", _CACHE, key=key)
+        if row is None or row[0] is None:
+            return None
+        if row[1] is not None and session_id in self._sessions:
+            self._ledger(key, session_id).saw_lines(last=(int(row[1]), bytes(row[2])))
+        return bytes(row[0])
 
     def write_cache(self, session_id: str, data: bytes) -> None:
         if SESSION_ID.match(session_id):

@@ -1,13 +1,16 @@
-"""The PostgreSQL store's connection: one psycopg connection per store, its lock, one
-reconnection on a broken connection, and the mapping of driver errors to tht's (ARCHITECTURE §5).
+"""The PostgreSQL store's connection: one libpq connection per store
+(:mod:`kernel.store.postgres_driver`), its lock, one reconnection on a broken connection, and
+the mapping of driver errors to tht's (ARCHITECTURE §5).
 
-- psycopg is imported by the calls that need it (``tht session status`` on the filesystem store
+- libpq is loaded by the first connection (``tht session status`` on the filesystem store
   pays nothing for it).
 - The connection is in autocommit mode: a single statement is its own short transaction, and
   what must be several statements runs in ``conn.transaction()``. ``synchronous_commit`` is
   raised to ``on`` for the session when the server's default is ``off`` or ``local``: an
-  acknowledged append is durable.
-- Every ``OperationalError`` (the server is down, restarted, unreachable, timed out) is an
+  acknowledged append is durable. That and the schema version are read in one round trip
+  when the connection opens.
+- Every failure of the server rather than of the statement (the server is down, restarted,
+  unreachable, timed out, shutting down: :attr:`PgError.unavailable`) is an
   :class:`~kernel.errors.UnavailableError` (exit 6) whose message names the operation and the
   driver's reason, scrubbed: never the DSN, never the password. The driver's exception is not
   even kept as the context of ours (it may quote the URL).
@@ -20,14 +23,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TypeVar
 from urllib.parse import unquote
 
 from kernel.errors import InternalError, UnavailableError, UsageError
 from kernel.log import get_logger
-
-if TYPE_CHECKING:
-    import psycopg
+from kernel.store.postgres_driver import Connection
+from kernel.store.postgres_libpq import UNDEFINED_TABLE, PgError, conninfo
 
 __all__ = ["ConnectionLost", "Database", "installed_version"]
 
@@ -52,7 +54,7 @@ class Database:
     def __init__(self, dsn: str, *, required_version: int | None) -> None:
         self._dsn = dsn  # never shown: not in messages, logs or repr
         self._required = required_version
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: Connection | None = None
         self._pid = os.getpid()
         self._lock = threading.RLock()
         self._secrets: list[str] | None = None  # worked out on the first error
@@ -65,13 +67,9 @@ class Database:
         """The connection URL (for a second connection, e.g. a listener); never print it."""
         return self._dsn
 
-    def run(
-        self, what: str, work: Callable[[psycopg.Connection[Any]], T], *, retry: bool = True
-    ) -> T:
+    def run(self, what: str, work: Callable[[Connection], T], *, retry: bool = True) -> T:
         """``work(conn)`` under the lock. A broken connection is reopened once and ``work``
         run again when ``retry`` (reads, idempotent writes); otherwise :class:`ConnectionLost`."""
-        import psycopg
-
         with self._lock:
             attempts = 2 if retry else 1
             failure: UnavailableError | InternalError | UsageError | None = None
@@ -79,25 +77,28 @@ class Database:
                 conn = self._connection(what)
                 try:
                     return work(conn)
-                except psycopg.errors.UndefinedTable:
-                    failure = _uninitialized(0)
-                except (psycopg.OperationalError, psycopg.InterfaceError) as err:
+                except PgError as err:
                     reason = self.reason(err)
-                    lost = conn.closed or conn.broken
-                    if lost:
-                        self._forget()
-                        if attempt + 1 < attempts:
-                            logger.debug("PostgreSQL store: %s: reconnecting (%s)", what, reason)
-                            continue
-                    kind = ConnectionLost if lost else UnavailableError
-                    failure = kind(f"the PostgreSQL store is unavailable ({what}): {reason}")
-                except psycopg.Error as err:
-                    failure = InternalError(f"PostgreSQL store: {what} failed: {self.reason(err)}")
+                    lost = conn.closed or conn.broken or err.lost
+                    if err.sqlstate == UNDEFINED_TABLE:
+                        failure = _uninitialized(0)
+                    elif lost or err.unavailable:
+                        if lost:
+                            self._forget()
+                            if attempt + 1 < attempts:
+                                logger.debug(
+                                    "PostgreSQL store: %s: reconnecting (%s)", what, reason
+                                )
+                                continue
+                        kind = ConnectionLost if lost else UnavailableError
+                        failure = kind(f"the PostgreSQL store is unavailable ({what}): {reason}")
+                    else:
+                        failure = InternalError(f"PostgreSQL store: {what} failed: {reason}")
                 break
             assert failure is not None
         raise failure
 
-    def _connection(self, what: str) -> psycopg.Connection[Any]:
+    def _connection(self, what: str) -> Connection:
         conn = self._conn
         if conn is not None and self._pid != os.getpid():
             _INHERITED.append(conn)  # the parent's session: neither used nor closed here
@@ -105,23 +106,20 @@ class Database:
             self._pid = os.getpid()
         if conn is not None and not conn.closed:
             return conn
-        import psycopg
-        from psycopg.conninfo import conninfo_to_dict
-
         reason = ""
+        options: dict[str, str] | None = None
         try:
-            options: dict[str, Any] | None = conninfo_to_dict(self._dsn)
-        except psycopg.Error:
-            options = None
+            options = conninfo(self._dsn)
+        except PgError as err:  # no libpq
+            reason = err.message
+        if reason:
+            raise UnavailableError(f"the PostgreSQL store is unreachable ({what}): {reason}")
         if options is None:
             raise UsageError("the PostgreSQL store URL is malformed (its value is not shown)")
-        extra: dict[str, Any] = {"application_name": "tht"}
-        if "connect_timeout" not in options:
-            extra["connect_timeout"] = CONNECT_TIMEOUT_S
-        new: psycopg.Connection[Any] | None = None
+        new: Connection | None = None
         try:
-            new = psycopg.connect(self._dsn, autocommit=True, **extra)
-        except psycopg.Error as err:
+            new = Connection.open(self._dsn, timeout_s=_timeout(options), application_name="tht")
+        except PgError as err:
             reason = self.reason(err)
         if new is None:
             logger.debug("PostgreSQL store: cannot connect (%s): %s", what, reason)
@@ -129,7 +127,7 @@ class Database:
         version = 0
         try:
             version = _setup(new)
-        except psycopg.Error as err:
+        except PgError as err:
             reason = self.reason(err)
         if reason:
             _close_quietly(new)
@@ -142,9 +140,7 @@ class Database:
 
     def reason(self, err: BaseException) -> str:
         """The driver's reason for ``err``, on one line, without any secret."""
-        diag = getattr(err, "diag", None)
-        primary = getattr(diag, "message_primary", None) if diag is not None else None
-        text = (primary or str(err) or "").strip()
+        text = (getattr(err, "message", None) or str(err) or "").strip()
         text = text.splitlines()[0].strip() if text else ""
         if "failed: " in text:  # libpq: connection to server at "h", port p failed: <why>
             text = text.rsplit("failed: ", 1)[1].strip()
@@ -166,21 +162,30 @@ class Database:
             self._conn = None
 
 
-def installed_version(conn: psycopg.Connection[Any]) -> int:
+def installed_version(conn: Connection) -> int:
     """The highest migration recorded in the database (0: none, or no table yet)."""
-    import psycopg
-
     try:
         row = conn.execute("SELECT coalesce(max(version), 0) FROM tht_schema_migrations").fetchone()
-    except psycopg.errors.UndefinedTable:
+    except PgError as err:
+        if err.sqlstate != UNDEFINED_TABLE:
+            raise
         return 0
     return int(row[0]) if row is not None else 0
 
 
-def _setup(conn: psycopg.Connection[Any]) -> int:
-    """Durable commits for this session, and the schema version: one round trip."""
-    import psycopg
+def _timeout(options: dict[str, str]) -> float:
+    """Seconds to wait for the server: the URL's ``connect_timeout`` (libpq's reading: at
+    least 2 when set), else :data:`CONNECT_TIMEOUT_S`."""
+    given = options.get("connect_timeout", "").strip()
+    try:
+        seconds = int(given) if given else 0
+    except ValueError:
+        seconds = 0
+    return float(max(2, seconds)) if seconds > 0 else float(CONNECT_TIMEOUT_S)
 
+
+def _setup(conn: Connection) -> int:
+    """Durable commits for this session, and the schema version: one round trip."""
     durable = (
         "SELECT set_config('synchronous_commit', 'on', false) "
         "WHERE current_setting('synchronous_commit') IN ('off', 'local')"
@@ -189,7 +194,9 @@ def _setup(conn: psycopg.Connection[Any]) -> int:
         row = conn.execute(
             f"SELECT (SELECT coalesce(max(version), 0) FROM tht_schema_migrations), ({durable})"
         ).fetchone()
-    except psycopg.errors.UndefinedTable:
+    except PgError as err:
+        if err.sqlstate != UNDEFINED_TABLE:
+            raise
         conn.execute(durable)
         return 0
     return int(row[0]) if row is not None else 0
@@ -220,10 +227,8 @@ def _secrets_of(dsn: str) -> list[str]:
     URL-decoded), longest first."""
     found = {dsn}
     try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        password = conninfo_to_dict(dsn).get("password")
-    except Exception:  # a malformed URL: hide what looks like one
+        password = (conninfo(dsn) or {}).get("password")
+    except Exception:  # no libpq: hide what looks like a password
         password = None
     if "://" in dsn and "@" in dsn:
         userinfo = dsn.split("://", 1)[1].rsplit("@", 1)[0]
@@ -235,7 +240,7 @@ def _secrets_of(dsn: str) -> list[str]:
     return sorted((s for s in found if s), key=len, reverse=True)
 
 
-def _close_quietly(conn: psycopg.Connection[Any]) -> None:
+def _close_quietly(conn: Connection) -> None:
     try:
         conn.close()
     except Exception as err:  # closing a broken connection: nothing left to save

@@ -5,12 +5,17 @@
 and of the anchor (the head row), and a ledger moves between stores byte for byte.
 
 Positions: a hint is the seq itself (``LedgerTail.hint == last_seq``), so ``read_after`` reads
-only the rows after it. Every read is one statement (one snapshot, one round trip).
+only the rows after it. Every read is one statement (one snapshot, one round trip), and two
+lines come with other answers of the store (:class:`~kernel.store.postgres.PostgresStore`):
+the first with the session's existence (``first_event``), the last with the status cache
+(``line_at`` of a cache that is up to date). A committed line never changes but by a repair,
+so handing out such a line later is as good as reading it then; each is handed out once, and
+a repair forgets them. Never the head or the tail: those are always read when asked for.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -28,7 +33,7 @@ from kernel.ledger_verify import (
 from kernel.store.postgres_write import CHANNEL, WHERE, LedgerWriter
 
 if TYPE_CHECKING:
-    import psycopg
+    from kernel.store.postgres_driver import Connection
 
 __all__ = ["CHANNEL", "PostgresLedger"]
 
@@ -128,11 +133,15 @@ class PostgresLedger(LedgerWriter):
     def line_at(self, seq: int, hint: int) -> bytes | None:
         if seq < 1 or hint != seq:
             return None
-        sql = f"SELECT line FROM tht_ledger_events WHERE {_WHERE} AND seq = %(seq)s"
-        row = self._query(self._what("reading a line of"), sql, seq=seq)
-        if row is None:
-            return None
-        line = bytes(row[0])
+        seen, self._seen_line = self._seen_line, None
+        if seen is not None and seen[0] == seq:
+            line = seen[1]
+        else:
+            sql = f"SELECT line FROM tht_ledger_events WHERE {_WHERE} AND seq = %(seq)s"
+            row = self._query(self._what("reading a line of"), sql, seq=seq)
+            if row is None:
+                return None
+            line = bytes(row[0])
         try:
             return line if decode_event(line).seq == seq else None
         except (msgspec.ValidationError, msgspec.DecodeError):
@@ -142,20 +151,23 @@ class PostgresLedger(LedgerWriter):
         if hint != seq or seq < 0:
             return None
 
-        def work(conn: psycopg.Connection[Any]) -> list[bytes]:
+        def work(conn: Connection) -> list[bytes]:
             sql = f"SELECT line FROM tht_ledger_events WHERE {_WHERE} AND seq > %(after)s "
-            rows = conn.execute(sql + "ORDER BY seq", self._params(after=seq), binary=True)
+            rows = conn.execute(sql + "ORDER BY seq", self._params(after=seq))
             return [bytes(r[0]) for r in rows]
 
         return self._db.run(self._what("reading"), work)
 
     def first_event(self) -> Event | None:
-        sql = f"SELECT line FROM tht_ledger_events WHERE {_WHERE} ORDER BY seq LIMIT 1"
-        row = self._query(self._what("reading the first event of"), sql)
-        if row is None:
-            return None
+        line, self._first_line = self._first_line, None
+        if line is None:
+            sql = f"SELECT line FROM tht_ledger_events WHERE {_WHERE} ORDER BY seq LIMIT 1"
+            row = self._query(self._what("reading the first event of"), sql)
+            if row is None:
+                return None
+            line = bytes(row[0])
         try:
-            return decode_event(bytes(row[0]))
+            return decode_event(line)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None
 

@@ -1,8 +1,17 @@
 """Live views of a PostgreSQL store: every append (and repair) sends ``NOTIFY tht_ledger,
-'<workspace>:<ledger>:<last seq>'`` when it commits; :func:`listen` receives them.
+'<workspace>:<ledger>:<last seq>'`` right after it commits; :func:`listen` receives them.
 
 A notice says *that* a ledger moved, never what it holds: a view re-reads the ledger (from the
 seq it has) through the store. Notices of other workspaces on the same server are dropped.
+
+Writers send notices only while a listener holds its workspace's listening lock (taken by
+:meth:`LedgerListener.start`, released with its connection); a plain ``LISTEN tht_ledger``
+without it gets none. A notice is sent only after a commit, but one can be lost: the writer
+crashed (or lost its connection) between the commit and the notice
+(:mod:`kernel.store.postgres_write` says why it is sent after the commit), or this listener's
+connection dropped (``wait`` raises; ``start`` again). So a live view also re-reads on a
+timer: ``wait`` returns ``[]`` at its timeout, and that is when. Notices of one ledger may
+arrive out of order; ``seq`` is a lower bound.
 
     with listen(dsn, workspace="team") as notices:
         for notice in notices.wait(timeout=15):
@@ -15,16 +24,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
 
 from kernel.errors import UnavailableError
 from kernel.store.postgres_conn import Database
-from kernel.store.postgres_ledger import CHANNEL
-
-if TYPE_CHECKING:
-    import psycopg
+from kernel.store.postgres_driver import Connection
+from kernel.store.postgres_libpq import PgError
+from kernel.store.postgres_statements import CHANNEL, listening_key
 
 __all__ = ["LedgerListener", "LedgerNotice", "listen", "parse_notice"]
+
+_LOCK_TRIES = 200
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,7 @@ class LedgerListener:
     def __init__(self, dsn: str, *, workspace: str) -> None:
         self.workspace = workspace
         self._db = Database(dsn, required_version=None)
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: Connection | None = None
 
     def __enter__(self) -> LedgerListener:
         self.start()
@@ -71,10 +80,19 @@ class LedgerListener:
         self.close()
 
     def start(self) -> None:
-        """LISTEN (idempotent): notices committed from now on are kept until :meth:`wait`."""
+        """LISTEN (idempotent): notices committed from now on are kept until :meth:`wait`.
+        Then the workspace's listening lock (shared), which makes writers send notices
+        (:mod:`kernel.store.postgres_statements`); a writer holds it for microseconds, so a
+        few tries get it (and if another session kept it, every writer notifies anyway)."""
 
-        def work(conn: psycopg.Connection[Any]) -> None:
+        def work(conn: Connection) -> None:
             conn.execute(f"LISTEN {CHANNEL}")
+            key = listening_key(self.workspace)
+            for _ in range(_LOCK_TRIES):
+                row = conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (key,)).fetchone()
+                if row is not None and row[0]:
+                    break
+                time.sleep(0.005)
             self._conn = conn
 
         if self._conn is None:
@@ -85,8 +103,6 @@ class LedgerListener:
         first one, with any already queued behind it); ``[]`` when none came.
         ``UnavailableError`` when the connection is lost (start again to resume; appends made
         meanwhile are only seen by re-reading the ledgers)."""
-        import psycopg
-
         self.start()
         conn = self._conn
         assert conn is not None
@@ -94,23 +110,21 @@ class LedgerListener:
         reason = ""
         deadline = time.monotonic() + max(0.0, timeout)
         try:
-            while True:  # until one of this workspace's notices (or the deadline) ...
+            while True:  # until one of this workspace's notices (or the deadline)
                 left = max(0.0, deadline - time.monotonic())
-                self._take(conn.notifies(timeout=left, stop_after=1), found)
+                self._take(conn.notifies(timeout=left), found)
                 if found or time.monotonic() >= deadline:
                     break
-            if found:  # ... then whatever is queued behind it
-                self._take(conn.notifies(timeout=0.0), found)
-        except psycopg.Error as err:
+        except PgError as err:
             reason = self._db.reason(err)
         if reason:
             self.close()
             raise UnavailableError(f"the PostgreSQL store is unavailable (listening): {reason}")
         return found
 
-    def _take(self, notes: Iterable[psycopg.Notify], found: list[LedgerNotice]) -> None:
-        for note in notes:
-            notice = parse_notice(note.payload)
+    def _take(self, notes: Iterable[tuple[str, str]], found: list[LedgerNotice]) -> None:
+        for channel, payload in notes:
+            notice = parse_notice(payload) if channel == CHANNEL else None
             if notice is not None and notice.workspace == self.workspace:
                 found.append(notice)
 

@@ -26,12 +26,12 @@ The tables live in the first schema of the role's ``search_path`` (``public`` by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kernel.store.postgres_conn import Database, installed_version
 
 if TYPE_CHECKING:
-    import psycopg
+    from kernel.store.postgres_driver import Connection
 
 __all__ = ["LATEST", "MIGRATIONS", "Migration", "init_schema", "schema_version"]
 
@@ -141,7 +141,7 @@ def schema_version(dsn: str) -> int:
         db.close()
 
 
-def _apply(conn: psycopg.Connection[Any]) -> list[str]:
+def _apply(conn: Connection) -> list[str]:
     applied: list[str] = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))

@@ -4,20 +4,40 @@ head row in ``tht_ledgers``.
 
 **Appends lock the head row.** An append is one transaction that takes the row lock of the
 ledger's head row (``UPDATE … WHERE last_seq = expected`` on the fast path, ``SELECT … FOR
-UPDATE`` on the slow one), checks the expected last seq against it, inserts the lines, moves
-the head and sends ``NOTIFY tht_ledger, '<workspace>:<ledger>:<seq>'``. A row lock and not an
-advisory lock because the head row *is* what the check reads and the append changes: holding
-it until commit makes every other writer of that ledger wait, then re-read the committed head
-(READ COMMITTED re-checks an updated row) and fail its check — so insert order equals commit
-order, a stale writer gets ``ConflictError`` (exit 4) with nothing written, and writers of other
-ledgers never wait (an advisory lock keyed by a hash could collide; a lock on its own row
-cannot, and it is released by the commit or by the server when the session dies). A unique
-violation on ``(workspace, ledger, seq)`` is a ``ConflictError`` too.
+UPDATE`` on the slow one), checks the expected last seq against it, inserts the lines and moves
+the head. A row lock and not an advisory lock because the head row *is* what the check reads
+and the append changes: holding it until commit makes every other writer of that ledger wait,
+then re-read the committed head (READ COMMITTED re-checks an updated row) and fail its check —
+so insert order equals commit order, a stale writer gets ``ConflictError`` (exit 4) with
+nothing written, and writers of other ledgers never wait (an advisory lock keyed by a hash
+could collide; a lock on its own row cannot, and it is released by the commit or by the server
+when the session dies). A unique violation on ``(workspace, ledger, seq)`` is a
+``ConflictError`` too.
 
 The fast path is one statement (one round trip): the writer stamps its batch on the head it
 saw last (``verify``, ``tail``, its own last append), and the statement moves the head only
 when it is still that one and the last line still hashes to it; otherwise the slow path locks,
 looks and explains (conflict, or a damaged ledger: ``IntegrityError``, nothing appended).
+
+**The notice goes right after the commit**, not inside the append's transaction, and only
+while a view listens (:mod:`kernel.store.postgres_statements`): ``NOTIFY tht_ledger,
+'<workspace>:<ledger>:<seq>'`` in a transaction of its own, posted on the same connection once
+the append's commit is acknowledged (its answer is read by the connection's next statement, so
+it costs the append no round trip). Inside the transaction a notice is correct by construction
+— sent exactly when the commit happens — but PostgreSQL serializes every committing transaction
+that has notified, across the whole server, on one lock held until its commit is flushed:
+writers of *different* ledgers then wait for each other's WAL flush, and group commit is lost.
+Measured (``python -m benchmarks store``: pgbench on an append-shaped statement,
+``synchronous_commit`` on, 8 clients on 8 ledgers against 1, 2 CPUs): 0.8-1.2× one client's
+rate with the notice inside (the commits queue), 2.3-13× with it after (the slower the disk's
+flush, the more group commit gains); docs/operations.md has the numbers. A notice of its own
+costs a transaction (some 20-40 µs of server time, and one more wake-up of the server, per
+append), which is why it is not sent when nobody listens. The price: a crash (or a lost
+connection) between the commit and the notice loses that notice — never a spurious one for an
+append that did not commit (an append found to have landed after a lost connection sends its
+notice then). So a notice only says *when to look*: listeners also re-read on a timer
+(:mod:`kernel.store.postgres_listen`). Notices of one ledger may arrive out of order (each is
+its own transaction); a notice's seq is a lower bound.
 
 A broken connection mid-append leaves its outcome unknown: the ledger reconnects once, looks
 whether its exact lines landed (then it is acknowledged), else appends them again.
@@ -36,7 +56,7 @@ import msgspec
 
 from kernel.clock import Clock, format_ts
 from kernel.errors import ConflictError, IntegrityError, InternalError, NotFoundError
-from kernel.events import Event, EventDraft, decode_event, info_of
+from kernel.events import Event, EventDraft, decode_event
 from kernel.ledger_records import (
     AppendResult,
     LedgerTail,
@@ -48,65 +68,27 @@ from kernel.ledger_records import (
 )
 from kernel.ledger_verify import genesis_hash, line_hash
 from kernel.store.postgres_conn import ConnectionLost, Database
+from kernel.store.postgres_libpq import UNIQUE_VIOLATION, PgError
+from kernel.store.postgres_statements import (
+    APPEND,
+    APPEND_ONE,
+    CHANNEL,
+    ENSURE,
+    LAST,
+    LOCK,
+    NOTIFY,
+    WHERE,
+    append_params,
+    listening_key,
+)
 
 if TYPE_CHECKING:
-    import psycopg
+    from kernel.store.postgres_driver import Connection
 
 __all__ = ["CHANNEL", "WHERE", "LedgerWriter"]
 
-#: the LISTEN/NOTIFY channel of appends (payload ``<workspace>:<ledger>:<last seq>``)
-CHANNEL = "tht_ledger"
-#: the rows of one ledger (parameters ``ws`` and ``key``)
-WHERE = "workspace = %(ws)s AND ledger = %(key)s"
 _WHERE = WHERE
 _Batch = tuple[list[Event], list[bytes], str]
-_PAYLOAD = msgspec.json.Encoder(order="deterministic")
-
-# Two statements, never one: a statement that waited for the row lock sees the head row as the
-# winner committed it but everything else as of its own start (READ COMMITTED re-checks only
-# the locked row), so the last line is read by a second statement, after the lock is held.
-_LOCK = f"SELECT last_seq, head FROM tht_ledgers WHERE {_WHERE} FOR UPDATE"
-_LAST = f"SELECT seq, line FROM tht_ledger_events WHERE {_WHERE} ORDER BY seq DESC LIMIT 1"
-# The append, in one statement: the head moves only from (expected, prev) when the last row is
-# still line ``expected`` and hashes to prev (no row after it); the lines go in only when it
-# moved. The last row is found with ORDER BY seq DESC LIMIT 1: an EXISTS on seq = expected made
-# the server's cached (generic) plan cost grow with the ledger's length. A batch of one line (the
-# usual append) binds scalars; a longer one, arrays (binding them costs more).
-_MOVE = f"""
-WITH moved AS (
-    UPDATE tht_ledgers SET last_seq = %(last)s::bigint, head = %(head)s
-    WHERE {_WHERE} AND last_seq = %(expected)s::bigint
-      AND (head = %(prev)s OR (head IS NULL AND %(expected)s::bigint = 0))
-      AND CASE WHEN %(expected)s::bigint = 0
-          THEN NOT EXISTS (SELECT 1 FROM tht_ledger_events WHERE {_WHERE})
-          ELSE (SELECT seq = %(expected)s::bigint AND sha256(line) = %(prev_digest)s
-                FROM tht_ledger_events WHERE {_WHERE} ORDER BY seq DESC LIMIT 1) IS TRUE
-          END
-    RETURNING 1
-), added AS (
-    INSERT INTO tht_ledger_events
-        (workspace, ledger, seq, type, actor, stage, ts, payload, prev, line)
-    {{rows}}
-    WHERE EXISTS (SELECT 1 FROM moved)
-    RETURNING 1
-), told AS (
-    SELECT pg_notify('{CHANNEL}', %(notice)s) FROM moved
-)
-SELECT (SELECT count(*) FROM added), (SELECT count(*) FROM told)
-"""
-_APPEND_ONE = _MOVE.format(
-    rows="SELECT %(ws)s, %(key)s, %(last)s::bigint, %(type)s, %(actor)s, %(stage)s, %(ts)s, "
-    "%(payload)s::jsonb, %(prev)s, %(line)s"
-)
-_APPEND = _MOVE.format(
-    rows="SELECT %(ws)s, %(key)s, e.* FROM unnest(%(seqs)s::bigint[], %(types)s::text[], "
-    "%(actors)s::text[], %(stages)s::text[], %(tss)s::text[], %(payloads)s::jsonb[], "
-    "%(prevs)s::text[], %(lines)s::bytea[]) AS e"
-)
-_ENSURE = (
-    "INSERT INTO tht_ledgers (workspace, ledger, kind, ledger_id) "
-    "VALUES (%(ws)s, %(key)s, %(kind)s, %(id)s) ON CONFLICT DO NOTHING"
-)
 
 
 class _Stamped:
@@ -145,6 +127,12 @@ class LedgerWriter(ABC):
         self.ledger_name = name
         self.first_type = first_type
         self._known: tuple[int, str] | None = None  # the head seen last (the fast path's guess)
+        self._listening = listening_key(workspace)
+        # lines read beside another answer (one round trip saved), each handed out once: the
+        # first line (with the session's existence) and the last one (with the status cache).
+        # A committed line never changes but by a repair, which forgets them.
+        self._first_line: bytes | None = None
+        self._seen_line: tuple[int, bytes] | None = None
 
     @property
     def session_id(self) -> str:
@@ -158,8 +146,8 @@ class LedgerWriter(ABC):
         return {"ws": self._ws, "key": self._key, **more}
 
     def _query(self, what: str, sql: str, **params: object) -> tuple[Any, ...] | None:
-        def work(conn: psycopg.Connection[Any]) -> tuple[Any, ...] | None:
-            return conn.execute(sql, self._params(**params), binary=True).fetchone()
+        def work(conn: Connection) -> tuple[Any, ...] | None:
+            return conn.execute(sql, self._params(**params)).fetchone()
 
         return self._db.run(what, work)
 
@@ -233,9 +221,7 @@ class LedgerWriter(ABC):
             lambda c: self._landed(c, batch, expected),
         )
 
-    def _landed(
-        self, conn: psycopg.Connection[Any], batch: _Stamped, expected: int
-    ) -> AppendResult | None:
+    def _landed(self, conn: Connection, batch: _Stamped, expected: int) -> AppendResult | None:
         """The batch, when its exact lines are the ledger's after ``expected``."""
         for (last_seq, _), (events, lines, head) in batch.built.items():
             if last_seq != expected:
@@ -245,53 +231,62 @@ class LedgerWriter(ABC):
                 "AND seq <= %(upto)s ORDER BY seq"
             )
             params = self._params(after=expected, upto=expected + len(lines))
-            found = [bytes(r[0]) for r in conn.execute(sql, params, binary=True)]
+            found = [bytes(r[0]) for r in conn.execute(sql, params)]
             if found == lines:
                 self._known = (events[-1].seq, head)
+                self._notify(conn, events[-1].seq)  # its own notice was lost with the connection
                 return AppendResult(events=events, head=head)
         return None
 
-    def _write_on(
-        self, conn: psycopg.Connection[Any], batch: _Stamped, expected: int
-    ) -> AppendResult:
-        import psycopg
-
+    def _write_on(self, conn: Connection, batch: _Stamped, expected: int) -> AppendResult:
         known = self._known
         try:
             if known is not None and known[0] == expected:
                 built = batch.on(expected, known[1])
-                if self._insert(conn, built, expected, known[1]):
-                    return self._done(built)
+                moved, listened = self._insert(conn, built, expected, known[1])
+                if moved:
+                    return self._done(conn, built, listened)
             with conn.transaction():
                 tail_seq, tail_head = self._lock(conn)
                 if tail_seq != expected:
                     raise conflict_error(self._id, expected, tail_seq)
                 built = batch.on(tail_seq, tail_head)
-                if not self._insert(conn, built, expected, tail_head):
+                moved, listened = self._insert(conn, built, expected, tail_head)
+                if not moved:
                     raise InternalError(f"{self._what('appending to')}: the locked head moved")
-        except psycopg.errors.UniqueViolation:
+        except PgError as err:
+            if err.sqlstate != UNIQUE_VIOLATION:
+                raise
             tail = self.tail()
             raise conflict_error(self._id, expected, tail.last_seq) from None
-        return self._done(built)
+        return self._done(conn, built, listened)
 
-    def _done(self, built: _Batch) -> AppendResult:
+    def _done(self, conn: Connection, built: _Batch, listened: bool) -> AppendResult:
+        """A committed append: remember its head, and tell the listeners, if any."""
         events, _, head = built
         self._known = (events[-1].seq, head)
+        if listened:
+            self._notify(conn, events[-1].seq)
         return AppendResult(events=events, head=head)
 
-    def _lock(self, conn: psycopg.Connection[Any]) -> tuple[int, str]:
+    def _notify(self, conn: Connection, seq: int) -> None:
+        """The notice of a commit already made, posted: its answer is read by the connection's
+        next statement (by then long there), so it costs the writer no round trip."""
+        conn.post(NOTIFY, {"notice": f"{self._ws}:{self._key}:{seq}"})
+
+    def _lock(self, conn: Connection) -> tuple[int, str]:
         """Lock the head row (created for a workspace ledger's first append) and return the
         committed tail — after checking it agrees with the head row."""
-        row = conn.execute(_LOCK, self._params(), binary=True).fetchone()
+        row = conn.execute(LOCK, self._params()).fetchone()
         if row is None:
             if self.ledger_name == "session":
                 raise NotFoundError(f"session {self._id} does not exist")
             params = self._params(kind=self.ledger_name, id=self._id)
-            conn.execute(_ENSURE, params)
-            row = conn.execute(_LOCK, self._params(), binary=True).fetchone()
+            conn.execute(ENSURE, params)
+            row = conn.execute(LOCK, self._params()).fetchone()
             assert row is not None
         anchor_seq, anchor_head = row
-        last = conn.execute(_LAST, self._params(), binary=True).fetchone()
+        last = conn.execute(LAST, self._params()).fetchone()
         if last is None:
             tail_seq, tail_head = 0, genesis_hash(self._id)
         else:
@@ -322,42 +317,24 @@ class LedgerWriter(ABC):
         return tail_seq, tail_head
 
     def _insert(
-        self, conn: psycopg.Connection[Any], built: _Batch, expected: int, prev: str
-    ) -> bool:
+        self, conn: Connection, built: _Batch, expected: int, prev: str
+    ) -> tuple[bool, bool]:
+        """The append statement: whether the head moved (the lines are in), and whether a view
+        listens (:mod:`kernel.store.postgres_statements`)."""
         events, lines, head = built
-        last = events[-1].seq
         params = self._params(
-            last=last,
+            last=events[-1].seq,
             head=head,
             expected=expected,
             prev=prev,
             prev_digest=bytes.fromhex(prev),
-            notice=f"{self._ws}:{self._key}:{last}",
+            listening=self._listening,
+            **append_params(events, lines),
         )
-        if len(events) == 1:
-            event = events[0]
-            params.update(
-                type=info_of(event).type,
-                actor=_text(event.actor),
-                stage=None if event.stage is None else _text(event.stage),
-                ts=_text(event.ts),
-                payload=_payload(event),
-                line=lines[0],
-            )
-            row = conn.execute(_APPEND_ONE, params).fetchone()
-            return row is not None and int(row[0]) == 1
-        params.update(
-            seqs=[e.seq for e in events],
-            types=[info_of(e).type for e in events],
-            actors=[_text(e.actor) for e in events],
-            stages=[None if e.stage is None else _text(e.stage) for e in events],
-            tss=[_text(e.ts) for e in events],
-            payloads=[_payload(e) for e in events],
-            prevs=[_text(e.prev) for e in events],
-            lines=lines,
-        )
-        row = conn.execute(_APPEND, params).fetchone()
-        return row is not None and int(row[0]) == len(lines)
+        row = conn.execute(APPEND_ONE if len(events) == 1 else APPEND, params).fetchone()
+        if row is None:
+            return False, False
+        return int(row[0]) == len(lines), bool(row[1])
 
     # ------------------------------------------------------------------ repair
 
@@ -369,7 +346,7 @@ class LedgerWriter(ABC):
             self._what("repairing"), lambda c: self._repair_on(c, cut_seq), retry=False
         )
 
-    def _repair_on(self, conn: psycopg.Connection[Any], cut_seq: int | None) -> Repair:
+    def _repair_on(self, conn: Connection, cut_seq: int | None) -> Repair:
         with conn.transaction():
             anchor = conn.execute(
                 f"SELECT last_seq, head FROM tht_ledgers WHERE {_WHERE} FOR UPDATE", self._params()
@@ -379,7 +356,7 @@ class LedgerWriter(ABC):
                     f"{self.ledger_name} {self._id} has no rows: nothing to repair"
                 )
             sql = f"SELECT seq, line FROM tht_ledger_events WHERE {_WHERE} ORDER BY seq"
-            rows = [(int(s), bytes(b)) for s, b in conn.execute(sql, self._params(), binary=True)]
+            rows = [(int(s), bytes(b)) for s, b in conn.execute(sql, self._params())]
             keep = len(rows) if cut_seq is None else max(0, min(cut_seq - 1, len(rows)))
             while keep:  # back to the end of a whole, decodable batch
                 try:
@@ -406,11 +383,9 @@ class LedgerWriter(ABC):
                 f"UPDATE tht_ledgers SET last_seq = %(last)s, head = %(head)s WHERE {_WHERE}",
                 self._params(last=last, head=head),
             )
-            conn.execute(
-                "SELECT pg_notify(%(channel)s, %(notice)s)",
-                {"channel": CHANNEL, "notice": f"{self._ws}:{self._key}:{last}"},
-            )
+        self._notify(conn, last)
         self._known = (last, head)
+        self._first_line = self._seen_line = None
         old_seq = int(anchor[0]) if anchor[1] is not None else 0
         moved = b"".join(line + b"\n" for _, line in cut)
         accepted = (old_seq + 1, last) if 0 <= old_seq < last else None
@@ -418,17 +393,15 @@ class LedgerWriter(ABC):
         return Repair(moved=moved, last_seq=last, accepted=accepted, missing=missing)
 
     def close(self) -> None:
-        """Forget the head seen last (the connection belongs to the store)."""
+        """Forget the head and lines seen last (the connection belongs to the store)."""
         self._known = None
+        self._first_line = self._seen_line = None
 
-
-def _payload(event: Event) -> str | None:
-    """The payload's JSON for its jsonb column, or None: jsonb cannot hold ``\\u0000`` in a
-    string (the line keeps it; the column is a copy for queries)."""
-    payload = _PAYLOAD.encode(event.payload)  # type: ignore[attr-defined]
-    return None if b"\\u0000" in payload else payload.decode()
-
-
-def _text(value: str) -> str:
-    """A query column's copy of an envelope string (text cannot hold NUL; the line does)."""
-    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    def saw_lines(
+        self, *, first: bytes | None = None, last: tuple[int, bytes] | None = None
+    ) -> None:
+        """Lines the store read for this ledger beside another answer (see ``__init__``)."""
+        if first is not None:
+            self._first_line = first
+        if last is not None:
+            self._seen_line = last

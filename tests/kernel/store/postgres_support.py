@@ -35,8 +35,7 @@ def fresh_database(server: PostgresServer, prefix: str) -> str:
 
 def _sql(store: PostgresStore, sql: str, **params: object) -> list[tuple[Any, ...]]:
     def work(conn: Any) -> list[tuple[Any, ...]]:
-        cursor = conn.execute(sql, {"ws": store.workspace, **params}, binary=True)
-        return list(cursor.fetchall()) if cursor.description else []
+        return conn.execute(sql, {"ws": store.workspace, **params}).fetchall()
 
     return store.database.run("test SQL", work)
 

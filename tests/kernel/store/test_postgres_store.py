@@ -24,6 +24,7 @@ from kernel.store.postgres import (
     schema_version,
 )
 from kernel.store.postgres_ledger import PostgresLedger
+from kernel.store.postgres_libpq import PgError
 from kernel.store.postgres_listen import parse_notice
 from kernel.store.postgres_schema import LATEST
 from tests.kernel.store import postgres_support as pg
@@ -66,8 +67,7 @@ def _started(store: PostgresStore, session: str = SESSION, receipts: int = 2) ->
 
 def _sql(store: PostgresStore, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     def work(conn: Any) -> list[tuple[Any, ...]]:
-        cursor = conn.execute(sql, params, binary=True)
-        return list(cursor.fetchall()) if cursor.description else []
+        return conn.execute(sql, params).fetchall()
 
     return store.database.run("test SQL", work)
 
@@ -222,7 +222,7 @@ def test_a_broken_connection_is_reopened_once_and_an_append_lands_once(
     killer = psycopg.connect(pg_store.database.dsn, autocommit=True)
 
     def kill() -> None:
-        pid = pg_store.database.run("pid", lambda conn: conn.info.backend_pid)
+        pid = pg_store.database.run("pid", lambda conn: conn.backend_pid)
         killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
     kill()
@@ -250,12 +250,12 @@ def test_an_append_whose_acknowledgement_was_lost_is_not_written_twice(
         done = original(self, conn, *args)
         calls.append(done)
         conn.close()
-        raise psycopg.OperationalError("server closed the connection unexpectedly")
+        raise PgError("server closed the connection unexpectedly", lost=True)
 
     monkeypatch.setattr(PostgresLedger, "_insert", committed_then_lost)
     result = ledger.append([_receipt("once")], expected_last_seq=3, clock=FixedClock())
     monkeypatch.undo()
-    assert calls == [True]
+    assert calls == [(True, False)]  # the head moved; no view listens
     events = ledger.read().events
     assert [e.seq for e in events] == [1, 2, 3, 4] and events[-1] == result.events[0]
     assert ledger.verify().ok
