@@ -16,7 +16,7 @@ and a breaking change is a new version ``v`` of the type.
 import builtins
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -31,9 +31,11 @@ from kernel.memory_events import (
 __all__ = [
     "CATALOG_TYPES",
     "DECISION_TYPES",
+    "DEFAULT_ADMISSION_ATTEMPTS",
     "EVENT_TYPES",
     "HUMAN_DECISION_TYPES",
     "KERNEL_TYPES",
+    "MAX_ADMISSION_ATTEMPTS",
     "MEMORY_REGISTRY_TYPES",
     "MODULE_DECISION_TYPES",
     "RECEIPT_TYPES",
@@ -47,6 +49,7 @@ __all__ = [
     "Payload",
     "ProposedEvent",
     "ReviewOptionPayload",
+    "admission_closed_reason",
     "canonical_bytes",
     "completes_stage",
     "decode_event",
@@ -72,6 +75,20 @@ class WorkflowRef(Payload, frozen=True, kw_only=True):
     compiled: str | None = None
 
 
+#: Question Admission's attempts policy (spec 003 §17): a refused question may be rephrased in
+#: the same session until this many questions were asked (``admission: {attempts: N}`` in
+#: workspace.yaml, 1–10); the refusal of the last one closes the session
+DEFAULT_ADMISSION_ATTEMPTS = 3
+MAX_ADMISSION_ATTEMPTS = 10
+_AdmissionAttempts = Annotated[int, msgspec.Meta(ge=1, le=MAX_ADMISSION_ATTEMPTS)]
+
+
+def admission_closed_reason(attempts: int) -> str:
+    """The reason of the kernel's ``session_abandoned`` after the last allowed refusal (the
+    replay accepts that one text only)."""
+    return f"refused {attempts} time{'' if attempts == 1 else 's'}"
+
+
 class SessionCreatedPayload(Payload, frozen=True, kw_only=True):
     question: str
     workflow: WorkflowRef
@@ -79,6 +96,10 @@ class SessionCreatedPayload(Payload, frozen=True, kw_only=True):
     #: ``signed``: every human event of this session must carry a valid reviewer signature
     #: (ARCHITECTURE §3.9); recorded at creation so a later change of settings cannot relax it
     human_decisions: Literal["signed", "unsigned"] = "unsigned"
+    #: the questions Question Admission may judge in this session (the first and its
+    #: rephrasings), recorded at creation like ``human_decisions``; absent: the default, 3
+    #: (written only when the workspace sets another number, so older lines keep their bytes)
+    admission_attempts: _AdmissionAttempts | msgspec.UnsetType = msgspec.UNSET
 
 
 class Empty(Payload, frozen=True, kw_only=True):
@@ -155,6 +176,15 @@ class SessionFinalizedPayload(Payload, frozen=True, kw_only=True):
 
 class SessionAbandonedPayload(Payload, frozen=True, kw_only=True):
     reason: str
+
+
+class QuestionRephrasedPayload(Payload, frozen=True, kw_only=True):
+    """A refused question asked again in other words (``tht session rephrase``): the new text,
+    already through the SecurityGate (masked when refused), and which question of the session
+    it is (2, 3, …, at most the session's ``admission_attempts``)."""
+
+    question: str
+    attempt: Annotated[int, msgspec.Meta(ge=2, le=MAX_ADMISSION_ATTEMPTS)]
 
 
 class SessionDerivedPayload(Payload, frozen=True, kw_only=True):
@@ -325,6 +355,80 @@ class SensitiveSuggestionRunPayload(Payload, frozen=True, kw_only=True):
     scope: tuple[str, ...] | None = None
     considered: int
     proposed: int
+
+
+class DescriptionSetPayload(Payload, frozen=True, kw_only=True):
+    """A human wrote or edited the Description of a Catalog Table (``target``: its name) or
+    Catalog Column (``table.column``) by hand; never the comment observed in the database."""
+
+    target: str
+    text: str
+    reason: str
+
+
+class DescriptionGeneratedPayload(Payload, frozen=True, kw_only=True):
+    """A Generated Description: a reviewable proposal for a table or column, never the
+    Description itself (a Description Consolidation or a human's edit makes one)."""
+
+    target: str
+    text: str
+    #: the language the text is written in (the workspace's)
+    language: str
+    #: ``model:<profile>`` (a Description Generation Run, by ``module:catalog``) or ``agent``
+    source: str
+    #: the Description Generation Run that produced it; None for an agent's proposal
+    run: str | None = None
+    #: the model said it cannot describe the target (a valid outcome; ``text`` is the standard
+    #: sentence in the workspace's language, ``reason`` why)
+    non_generatable: bool = False
+    reason: str = ""
+
+
+class ConsolidatedTargetPayload(Payload, frozen=True, kw_only=True):
+    target: str
+    #: the seq of the ``description_generated`` whose text becomes the Description
+    generated_seq: int
+
+
+class DescriptionsConsolidatedPayload(Payload, frozen=True, kw_only=True):
+    """A Description Consolidation: the chosen Generated Descriptions become the Descriptions
+    of their targets (the Generated Descriptions stay)."""
+
+    targets: tuple[ConsolidatedTargetPayload, ...]
+    reason: str
+
+
+class DescriptionGenerationStartedPayload(Payload, frozen=True, kw_only=True):
+    """A Description Generation Run started (docs/catalog.md): what it asks for, through which
+    provider profile — never a prompt, a value or a response."""
+
+    run: str
+    #: the provider profile id (its results' ``source`` is ``model:<profile>``) and its model
+    profile: str
+    model: str
+    #: the tables asked for; None is the whole catalog
+    scope: tuple[str, ...] | None = None
+    #: only targets without a Generated Description or Description (the manual recovery)
+    missing_only: bool = False
+    #: the targets (tables and columns) in the scope
+    requested: int
+    #: the workspace's language the descriptions are asked in
+    language: str
+
+
+class DescriptionGenerationFinishedPayload(Payload, frozen=True, kw_only=True):
+    """A Description Generation Run ended, sanitized: its status and aggregate counts only
+    (``generated + non_generatable + failed + skipped == requested``)."""
+
+    run: str
+    status: Literal["completed", "interrupted", "failed"]
+    requested: int
+    generated: int
+    non_generatable: int
+    failed: int
+    skipped: int
+    #: a closed code when not completed (a provider error kind, ``interrupted``, ``unlocked``)
+    reason: str = ""
 
 
 # --------------------------------------------------------------------------- domain payloads
@@ -553,6 +657,10 @@ class SessionDerived(Event, tag="session_derived", frozen=True, kw_only=True):
     payload: SessionDerivedPayload
 
 
+class QuestionRephrased(Event, tag="question_rephrased", frozen=True, kw_only=True):
+    payload: QuestionRephrasedPayload
+
+
 class ContributionFailed(Event, tag="contribution_failed", frozen=True, kw_only=True):
     payload: ContributionFailedPayload
 
@@ -617,6 +725,30 @@ class SensitiveFlagSet(Event, tag="sensitive_flag_set", frozen=True, kw_only=Tru
 
 class SensitiveSuggestionRun(Event, tag="sensitive_suggestion_run", frozen=True, kw_only=True):
     payload: SensitiveSuggestionRunPayload
+
+
+class DescriptionSet(Event, tag="description_set", frozen=True, kw_only=True):
+    payload: DescriptionSetPayload
+
+
+class DescriptionGenerated(Event, tag="description_generated", frozen=True, kw_only=True):
+    payload: DescriptionGeneratedPayload
+
+
+class DescriptionsConsolidated(Event, tag="descriptions_consolidated", frozen=True, kw_only=True):
+    payload: DescriptionsConsolidatedPayload
+
+
+class DescriptionGenerationStarted(
+    Event, tag="description_generation_started", frozen=True, kw_only=True
+):
+    payload: DescriptionGenerationStartedPayload
+
+
+class DescriptionGenerationFinished(
+    Event, tag="description_generation_finished", frozen=True, kw_only=True
+):
+    payload: DescriptionGenerationFinishedPayload
 
 
 # Domain decisions (owned by their modules, registered centrally).
@@ -773,9 +905,16 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(SessionResumed, _K, "kernel", "A paused session was resumed."),
         _info(SessionFinalized, _K, "kernel", "The session was finalized; it is now immutable."),
         _info(
-            SessionAbandoned, _K, "kernel", "A human abandoned the session; it is now immutable."
+            SessionAbandoned,
+            _K,
+            "kernel",
+            "A human abandoned the session, or the kernel closed it after the last allowed "
+            "refusal; it is now immutable.",
         ),
         _info(SessionDerived, _K, "kernel", "This session derives from a finalized one."),
+        _info(
+            QuestionRephrased, _K, "kernel", "A refused question was rephrased; admission reruns."
+        ),
         _info(ContributionFailed, _K, "kernel", "A contribution to an extension point failed."),
         _info(LedgerRepaired, _K, "kernel", "A human repaired the ledger (quarantine, re-anchor)."),
         _info(ReviewerAdded, _K, "registry", "A reviewer's public key joined the registry."),
@@ -797,6 +936,26 @@ EVENT_TYPES: dict[str, EventTypeInfo] = {
         _info(SensitiveFlagSet, _C, "catalog", "A human set or cleared a Sensitive Data Flag."),
         _info(
             SensitiveSuggestionRun, _C, "catalog", "A Sensitive Data Suggestion Run (counts only)."
+        ),
+        _info(DescriptionSet, _C, "catalog", "A human wrote or edited a Description."),
+        _info(
+            DescriptionGenerated,
+            _C,
+            "catalog",
+            "A Generated Description was proposed (a proposal).",
+        ),
+        _info(
+            DescriptionsConsolidated,
+            _C,
+            "catalog",
+            "A human consolidated Generated Descriptions into Descriptions.",
+        ),
+        _info(DescriptionGenerationStarted, _C, "catalog", "A Description Generation Run started."),
+        _info(
+            DescriptionGenerationFinished,
+            _C,
+            "catalog",
+            "A Description Generation Run ended: status and counts only.",
         ),
         _info(MemorySaved, _M, "memory_registry", "A promoted clarification joined the memory."),
         _info(MemorySuperseded, _M, "memory_registry", "A newer memory replaced an older one."),
@@ -933,6 +1092,7 @@ AnyEvent = (
     | SessionFinalized
     | SessionAbandoned
     | SessionDerived
+    | QuestionRephrased
     | ContributionFailed
     | LedgerRepaired
     | ReviewerAdded
@@ -949,6 +1109,11 @@ AnyEvent = (
     | CatalogCleaned
     | SensitiveFlagSet
     | SensitiveSuggestionRun
+    | DescriptionSet
+    | DescriptionGenerated
+    | DescriptionsConsolidated
+    | DescriptionGenerationStarted
+    | DescriptionGenerationFinished
     | MemorySaved
     | MemorySuperseded
     | MemoryForgotten

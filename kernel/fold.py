@@ -118,6 +118,11 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     integrity: tuple[IntegrityIssue, ...] = ()
     #: the replay's place inside a batch (None at a batch boundary)
     replay: ReplayContext | None = None
+    #: which question of the session Question Admission judges (1, then 2, 3, … after each
+    #: ``question_rephrased``) and how many it may judge (``session_created``'s
+    #: ``admission_attempts``): the attempts policy of spec 003 §17
+    question_attempt: int = 1
+    admission_attempts: int = ev.DEFAULT_ADMISSION_ATTEMPTS
 
     def stage(self, stage_id: str) -> StageView | None:
         for view in self.stages:
@@ -214,6 +219,8 @@ class _Builder:
         self.session = ""
         self.workflow_sha = workflow.sha256
         self.question = ""
+        self.question_attempt = 1
+        self.admission_attempts = ev.DEFAULT_ADMISSION_ATTEMPTS
         self.lifecycle: Lifecycle = "active"
         self.derived_from: str | None = None
         self.reviews: dict[int, OpenReview] = {}
@@ -247,6 +254,7 @@ class _Builder:
             ev.SessionFinalized: self._session_finalized,
             ev.SessionAbandoned: self._session_abandoned,
             ev.SessionDerived: self._session_derived,
+            ev.QuestionRephrased: self._question_rephrased,
             ev.LedgerRepaired: self._ignore,
         }
         # never in a session; replay reports them
@@ -307,6 +315,9 @@ class _Builder:
         self.workflow_sha = payload.workflow.sha256
         self.derived_from = payload.derived_from
         self.lifecycle = "active"
+        attempts = payload.admission_attempts
+        if not isinstance(attempts, msgspec.UnsetType):
+            self.admission_attempts = attempts
 
     def _stage_started(self, event: ev.Event) -> None:
         i = self._idx(event.stage)
@@ -421,6 +432,26 @@ class _Builder:
             self.live_artifacts[j].clear()
         for seq in [s for s, r in self.reviews.items() if self.index.get(r.stage, -1) >= i]:
             del self.reviews[seq]
+
+    def _question_rephrased(self, event: ev.Event) -> None:
+        """The session asks its new question: the preflight starts over as a new invocation
+        (like a reopen of that one step); the refusal it answers stays in the history, stale."""
+        assert isinstance(event, ev.QuestionRephrased)
+        self.question = event.payload.question
+        self.question_attempt = event.payload.attempt
+        i = self._idx(event.stage)
+        if i < 0:
+            return
+        self.activity[i] = "none"
+        self.epoch[i] += 1
+        self.attempt[i] = 0
+        self.invocation[i] = None
+        self.reason[i] = None
+        self.failure_code[i] = None
+        for decision in self.live_decisions[i].values():
+            decision.status = "stale"
+        self.live_decisions[i].clear()
+        self._close_reviews(i)
 
     def _decision_retracted(self, event: ev.Event) -> None:
         if event.retracts is None:
@@ -562,6 +593,8 @@ class _Builder:
             finalized_seq=self.finalized_seq,
             integrity=tuple(self.replay.issues),
             replay=self.replay.snapshot(),
+            question_attempt=self.question_attempt,
+            admission_attempts=self.admission_attempts,
         )
 
     def thaw(self, state: SessionState) -> None:
@@ -570,6 +603,8 @@ class _Builder:
         self.session = state.session
         self.workflow_sha = state.workflow
         self.question = state.question
+        self.question_attempt = state.question_attempt
+        self.admission_attempts = state.admission_attempts
         self.lifecycle = state.lifecycle
         self.derived_from = state.derived_from
         for i, view in enumerate(state.stages[: len(self.activity)]):

@@ -106,6 +106,9 @@ class ReplayContext(msgspec.Struct, frozen=True, kw_only=True):
     expect: tuple[tuple[str, str | None, Any], ...] = ()
     #: the batch recorded a module decision that lets its stage complete (``result_verified``)
     module_decided: bool = False
+    #: the batch refused the session's last allowed question: the kernel's closing
+    #: ``session_abandoned`` must follow
+    closing: bool = False
 
 
 class _Answer:
@@ -134,6 +137,7 @@ class Replay:
         self._previous: ev.Event | None = None
         self._ended = False  # a batch's last line was a terminal event (nothing may follow)
         self._module_decided = False  # the batch recorded e.g. result_verified with ok true
+        self._closing = False  # the last allowed question was refused: the kernel closes next
 
     def snapshot(self) -> ReplayContext | None:
         if not self._in_batch:
@@ -150,6 +154,7 @@ class Replay:
             answer_target=answer.target if answer else None,
             expect=tuple(answer.expect) if answer else (),
             module_decided=self._module_decided,
+            closing=self._closing,
         )
 
     def restore(self, context: ReplayContext | None, issues: tuple[IntegrityIssue, ...]) -> None:
@@ -162,6 +167,7 @@ class Replay:
         self._outcome_stage = context.outcome_stage
         self._previous = context.previous
         self._module_decided = context.module_decided
+        self._closing = context.closing
         if context.answer_actor is not None and context.answer_review is not None:
             answer = _Answer(
                 context.answer_actor,
@@ -180,10 +186,12 @@ class Replay:
         The hot path of every fold: one call per event, no allocation unless a rule fails."""
         first = not self._in_batch
         if first:
+            self._kind = ""  # each batch's first line names its command (a rule sets it)
             self._answer = None
             self._outcome_stage = None
             self._ended = False
             self._module_decided = False
+            self._closing = False
         try:
             self._check(b, event, first)
         except _Violation as violation:
@@ -203,6 +211,12 @@ class Replay:
             missing = ", ".join(t for t, _, _ in answer.expect)
             self._issue(
                 event, "answer_incomplete", f"the chosen option's events are missing: {missing}"
+            )
+        if self._kind == "rephrase" and not isinstance(event, _VERDICT_ENDS):
+            self._issue(
+                event,
+                "rephrase_incomplete",
+                "a rephrased question ends with admission's verdict (completed or failed)",
             )
 
     def _issue(self, event: ev.Event, rule: str, message: str) -> None:
@@ -233,6 +247,11 @@ class Replay:
             raise _Violation("envelope", f"{kind} retracts nothing")
         if not first and self._answer is None and event.causation is not None:
             raise _Violation("causation", f"{kind} answers no review")
+        if not first and self._closing and kind != "session_abandoned":
+            raise _Violation("attempts", f"{kind} follows the refusal of the last allowed question")
+        rephrased = not first and isinstance(self._previous, ev.QuestionRephrased)
+        if rephrased and kind != "stage_started":
+            raise _Violation("rephrase", "admission runs again right after a rephrase")
         if kind == "ledger_repaired":
             self._single_human(event, first)
             if event.stage is not None:
@@ -296,7 +315,7 @@ class Replay:
         if first:
             self._kind = "outcome"
             self._outcome_stage = event.stage
-        elif self._kind != "outcome" or self._outcome_stage != event.stage:
+        elif self._kind not in ("outcome", "rephrase") or self._outcome_stage != event.stage:
             raise _Violation("batch", "an outcome's lines belong to one stage")
         i = self._current(b, event)
         step = b.wf.steps[i]
@@ -313,7 +332,7 @@ class Replay:
 
     def _stage_started(self, b: _Builder, event: ev.Event, first: bool) -> None:
         _require(event, "kernel")
-        if not first:
+        if not first and not isinstance(self._previous, ev.QuestionRephrased):
             raise _Violation("batch", "stage_started opens an outcome")
         i = self._outcome(b, event, first)
         if b.activity[i] not in ("none", "failed"):
@@ -447,7 +466,48 @@ class Replay:
         contribution = b.wf.steps[i].kind == "contribution"
         if contribution != isinstance(event, ev.ContributionFailed):
             raise _Violation("failure", "contribution_failed is for contributions only")
+        if b.wf.steps[i].kind == "preflight" and b.question_attempt >= b.admission_attempts:
+            # the attempts policy (spec 003 §17): the last allowed question was refused, so the
+            # same command closes the session — never a session that nothing can move
+            if not event.batch_left:
+                raise _Violation(
+                    "attempts",
+                    f"the refusal of question {b.question_attempt} of {b.admission_attempts} "
+                    "closes the session in the same command",
+                )
+            self._closing = True
+            return
         self._terminal(event)
+
+    def _rephrased(self, b: _Builder, event: ev.Event, first: bool) -> None:
+        """``tht session rephrase``: a refused question asked again (agent or human), then
+        Question Admission's verdict on it in the same batch."""
+        if not first:
+            raise _Violation("batch", "question_rephrased opens its own command")
+        if not (event.actor == "agent" or is_human_actor(event.actor)):
+            raise _Violation("actor", f"{event.actor} cannot rephrase the question")
+        assert isinstance(event, ev.QuestionRephrased)
+        i = b._idx(event.stage)
+        if i < 0 or b.wf.steps[i].kind != "preflight":
+            raise _Violation("rephrase", f"{event.stage!r} is not the admission preflight")
+        if event.invocation is not None or event.subject is not None:
+            raise _Violation("envelope", "a rephrase belongs to no invocation and no subject")
+        if b.current_index() != i or b.activity[i] != "failed":
+            raise _Violation("rephrase", "only a refused question is rephrased")
+        attempt = event.payload.attempt
+        if attempt != b.question_attempt + 1 or attempt > b.admission_attempts:
+            raise _Violation(
+                "attempts",
+                f"question {attempt} is not the next of {b.admission_attempts} allowed "
+                f"(this is question {b.question_attempt})",
+            )
+        question = event.payload.question
+        if not question or question != question.strip():
+            raise _Violation("rephrase", "the rephrased question is empty or not trimmed")
+        if not event.batch_left:
+            raise _Violation("rephrase", "admission runs again in the rephrase's own command")
+        self._kind = "rephrase"
+        self._outcome_stage = event.stage
 
     def _terminal(self, event: ev.Event) -> None:
         if event.batch_left:
@@ -606,7 +666,24 @@ class Replay:
 
     def _abandoned(self, b: _Builder, event: ev.Event, first: bool) -> None:
         """``tht session abandon``: one human event of its own, session-level, from an active
-        or paused session (finalized and abandoned ones are refused before this rule)."""
+        or paused session (finalized and abandoned ones are refused before this rule). The
+        kernel's own abandon closes a session only right after the refusal of its last allowed
+        question, in that refusal's batch (:meth:`_failed`)."""
+        if event.actor == "kernel":
+            assert isinstance(event, ev.SessionAbandoned)
+            if first or not self._closing:
+                raise _Violation(
+                    "attempts",
+                    "the kernel closes a session only after refusing its last allowed question",
+                )
+            _session_level(event)
+            if event.payload.reason != ev.admission_closed_reason(b.admission_attempts):
+                raise _Violation("attempts", "the closing reason is not the attempts policy's")
+            if event.batch_left:
+                raise _Violation("batch", "the closing session_abandoned ends its command")
+            self._closing = False
+            self._ended = True
+            return
         self._single_human(event, first)
         _session_level(event)
         if b.lifecycle not in ("active", "paused"):  # pragma: no cover - refused above
@@ -695,4 +772,7 @@ _RULES: dict[str, _Rule] = {
     "session_resumed": Replay._resumed,
     "session_finalized": Replay._finalized,
     "session_abandoned": Replay._abandoned,
+    "question_rephrased": Replay._rephrased,
 }
+#: what a rephrase's batch may end with: admission's verdict (and the closing abandon)
+_VERDICT_ENDS = (ev.StageCompleted, ev.StageFailed, ev.SessionAbandoned)

@@ -109,7 +109,10 @@ def plan_create(
     from_head: str | None = None,
     reason: str = "",
     signed: bool = False,
+    admission_attempts: int | msgspec.UnsetType = msgspec.UNSET,
 ) -> list[ev.EventDraft]:
+    """``admission_attempts``: the attempts policy's limit as ``session_created`` records it
+    (kernel/admission_attempts.py ``check_attempts``: UNSET for the default)."""
     text = check_question(question)
     drafts = [
         ev.EventDraft(
@@ -126,6 +129,7 @@ def plan_create(
                 ),
                 derived_from=derived_from,
                 human_decisions="signed" if signed else "unsigned",
+                admission_attempts=admission_attempts,
             ),
         )
     ]

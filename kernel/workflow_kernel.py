@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from kernel import events as ev
+from kernel.admission_attempts import check_attempts, plan_closing, plan_rephrase
 from kernel.checkpoint import continue_chain, decode_checkpoint, encode_checkpoint
 from kernel.clock import Clock, IdFactory
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
@@ -492,9 +493,13 @@ class WorkflowKernel:
         derived_from: str | None = None,
         from_head: str | None = None,
         reason: str = "",
+        admission_attempts: int | None = None,
     ) -> Applied:
-        """Everything is checked (question, workflow, trust) before anything is written."""
+        """Everything is checked (question, workflow, trust) before anything is written.
+        ``admission_attempts``: the workspace's attempts policy, recorded in the session (None:
+        the default)."""
         check_question(question)
+        attempts = check_attempts(admission_attempts)
         workflow, raw = self._new_workflow()
         if self.trust.signed and not self._workflow_trusted(workflow.sha256):
             raise PolicyError(
@@ -511,14 +516,23 @@ class WorkflowKernel:
             from_head=from_head,
             reason=reason,
             signed=self.trust.signed,
+            admission_attempts=attempts,
         )
         self.store.create_session(session, raw)
         loaded = LoadedSession(session, workflow, empty_state(workflow), "", None)
         return self._commit(loaded, drafts)
 
-    def derive(self, session: str, *, actor: str, reason: str = "") -> Applied:
+    def derive(
+        self,
+        session: str,
+        *,
+        actor: str,
+        reason: str = "",
+        admission_attempts: int | None = None,
+    ) -> Applied:
         """A new session linked to a finalized or abandoned one (the way to correct a
-        finalized result, or to start again after an abandoned one)."""
+        finalized result, or to start again after an abandoned one — one closed after its
+        last allowed refusal included); it gets the attempts policy in force now."""
         check_human(actor)
         source = self.load(session)
         if source.state.lifecycle not in ("finalized", "abandoned"):
@@ -532,6 +546,7 @@ class WorkflowKernel:
             derived_from=session,
             from_head=source.head,
             reason=reason,
+            admission_attempts=admission_attempts,
         )
 
     def apply_outcome(
@@ -548,6 +563,27 @@ class WorkflowKernel:
         if loaded is None or loaded.session != session:
             loaded = self.load(session)
         drafts = plan_outcome(loaded.workflow, loaded.state, stage, outcome, actor=actor)
+        # admission refusing the last allowed question closes the session in the same batch
+        drafts = plan_closing(loaded.workflow, loaded.state, stage, drafts)
+        return self._commit(loaded, drafts, outcome.artifacts)
+
+    def rephrase(
+        self,
+        session: str,
+        question: str,
+        outcome: ModuleOutcome,
+        *,
+        actor: str,
+        stage: str = "admission",
+        loaded: LoadedSession | None = None,
+    ) -> Applied:
+        """A refused question asked again (spec 003 §17; kernel/admission_attempts.py):
+        ``question_rephrased`` and ``outcome`` — Question Admission's verdict on ``question``,
+        the preflight owner's — in one batch, with the closing ``session_abandoned`` when the
+        last allowed question is refused."""
+        if loaded is None or loaded.session != session:
+            loaded = self.load(session)
+        drafts = plan_rephrase(loaded.workflow, loaded.state, stage, question, outcome, actor=actor)
         return self._commit(loaded, drafts, outcome.artifacts)
 
     def answer(

@@ -76,6 +76,12 @@ scope:
   description: ""
   refuse: []
 
+# Question Admission's attempts policy: a refused question may be rephrased in the same session
+# (`tht session rephrase`) until this many questions were asked (1-10); the refusal of the last
+# one closes the session. Each session keeps the number it was created with.
+admission:
+  attempts: 3
+
 # Languages of questions and evidence (stemming, rendering): it, en.
 languages: [it, en]
 
@@ -144,6 +150,13 @@ def _models() -> type[BaseModel]:
     class Scope(_Strict):
         description: str = ""
         refuse: list[str] = Field(default_factory=list)
+
+    from kernel.events import DEFAULT_ADMISSION_ATTEMPTS, MAX_ADMISSION_ATTEMPTS
+
+    class AdmissionSettings(_Strict):
+        # the attempts policy (kernel/admission_attempts.py): questions a session may ask
+        # (the first and its rephrasings) before its last refusal closes it
+        attempts: int = Field(default=DEFAULT_ADMISSION_ATTEMPTS, ge=1, le=MAX_ADMISSION_ATTEMPTS)
 
     class EvidenceSettings(_Strict):
         max_chunk_chars: int = Field(default=4000, ge=200, le=100_000)
@@ -228,6 +241,7 @@ def _models() -> type[BaseModel]:
         version: Literal[1] = 1
         name: str = "workspace"
         scope: Scope = Field(default_factory=Scope)
+        admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
         languages: tuple[Literal["it", "en"], ...] = ("it", "en")
         evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
         vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
@@ -258,6 +272,11 @@ class ScopeView(Protocol):
     def description(self) -> str: ...
     @property
     def refuse(self) -> list[str]: ...
+
+
+class AdmissionSettingsView(Protocol):
+    @property
+    def attempts(self) -> int: ...
 
 
 class EvidenceSettingsView(Protocol):
@@ -336,6 +355,8 @@ class WorkspaceSettingsView(Protocol):
     def name(self) -> str: ...
     @property
     def scope(self) -> ScopeView: ...
+    @property
+    def admission(self) -> AdmissionSettingsView: ...
     @property
     def languages(self) -> tuple[str, ...]: ...
     @property

@@ -26,6 +26,7 @@ from kernel.workspace import Workspace, WorkspaceSettingsView, open_workspace
 from tht.store_runtime import open_store
 
 if TYPE_CHECKING:
+    from kernel.outcomes import ModuleOutcome
     from modules.disambiguation import GateVerdict
 
 __all__ = ["App", "clock_from_env", "open_app", "resolve_session", "trust_of"]
@@ -113,16 +114,42 @@ class App:
         if derived_from is None:
             question = check_question(question)
         _ = self.settings  # workspace.yaml fully validated (exit 2) before anything is written
+        attempts = self.settings.admission.attempts  # recorded in the session (spec 003 §17)
         if derived_from is None:
             gate = SecurityGate(self.settings.domain_profile()).check(question)
-            created = self.kernel.create_session(session_question(question, gate), actor=actor)
+            created = self.kernel.create_session(
+                session_question(question, gate), actor=actor, admission_attempts=attempts
+            )
         else:
-            created = self.kernel.derive(derived_from, actor=actor, reason=reason)
+            created = self.kernel.derive(
+                derived_from, actor=actor, reason=reason, admission_attempts=attempts
+            )
         return self.admit(created.session, created.state.question, gate=gate)
+
+    def rephrase(self, session: str, question: str, *, actor: str) -> Applied:
+        """A refused question asked again in the same session (spec 003 §17): the SecurityGate
+        reads the RAW text first, as for a new session, and the session keeps only its masked
+        form; ``question_rephrased`` and admission's verdict on it are one batch (with the
+        closing ``session_abandoned`` when it was the last allowed question)."""
+        from modules.disambiguation import SecurityGate, session_question
+
+        question = check_question(question)  # empty or too long: exit 2, nothing written
+        gate = SecurityGate(self.settings.domain_profile()).check(question)
+        masked = session_question(question, gate)
+        outcome = self.admission_outcome(masked, gate=gate)
+        return self.kernel.rephrase(session, masked, outcome, actor=actor)
 
     def admit(self, session: str, question: str, *, gate: GateVerdict | None = None) -> Applied:
         """Question Admission on the session's ``question``; ``gate``: the SecurityGate's
         verdict on the raw question (without it, the gate runs on ``question`` first)."""
+        outcome = self.admission_outcome(question, gate=gate)
+        return self.kernel.apply_outcome(
+            session, "admission", outcome, actor="module:disambiguation"
+        )
+
+    def admission_outcome(self, question: str, *, gate: GateVerdict | None = None) -> ModuleOutcome:
+        """Question Admission's verdict on ``question`` (the Disambiguation module's outcome),
+        not yet applied."""
         from kernel.capabilities import DisambiguationCapabilities, WorkspaceScope
         from modules.disambiguation import admit
 
@@ -143,10 +170,7 @@ class App:
             value_check=value_check(self) if terms else None,
             word_bridge=word_bridge(self, terms) if terms else None,
         )
-        outcome = admit(question, caps, gate)
-        return self.kernel.apply_outcome(
-            session, "admission", outcome, actor="module:disambiguation"
-        )
+        return admit(question, caps, gate)
 
     def propose(self, session: str, stage: str, data: bytes, source: str) -> Applied:
         """The stage owner's policy (tht/ownership.py) turns a proposal into an outcome, on the

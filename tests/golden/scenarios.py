@@ -257,6 +257,47 @@ def torn_tail(run: Run) -> None:
         fh.write(b'{"type":"concept_clarified","seq":9,"ts":"2026-01-01T00:00')
 
 
+def _refusal(code: str, reason: str) -> ModuleOutcome:
+    """Question Admission's refusal, as modules/disambiguation/admission.py records it."""
+    return ModuleOutcome(
+        status="failed",
+        events=(_event("question_refused", code=code, reason=reason),),
+        failure=Failure(code=f"refused:{code}", message=reason),
+    )
+
+
+_TOO_SHORT = ("too_short", "the question has no words to work with")
+_ADMITTED = ModuleOutcome(
+    status="completed", events=(_event("question_admitted", checks=["usable", "in_scope"]),)
+)
+
+
+def _refused_start(run: Run) -> None:
+    created = run.kernel.create_session("ablations?", actor="agent")
+    run.session = created.session
+    run.kernel.apply_outcome(
+        run.session, "admission", _refusal(*_TOO_SHORT), actor="module:disambiguation"
+    )
+
+
+def rephrase_admitted(run: Run) -> None:
+    """Refused, rephrased (by the person asking), admitted: F1 is the current stage."""
+    _refused_start(run)
+    run.kernel.rephrase(run.session, QUESTION, _ADMITTED, actor=H)
+
+
+def refused_closed(run: Run) -> None:
+    """Refused three times (the default attempts): the kernel closes the session."""
+    _refused_start(run)
+    run.kernel.rephrase(
+        run.session,
+        "ablations in [competitor]?",
+        _refusal("competitor", "the question names a competitor"),
+        actor="agent",
+    )
+    run.kernel.rephrase(run.session, "ablations??", _refusal(*_TOO_SHORT), actor=H)
+
+
 SCENARIOS: dict[str, Callable[[Run], None]] = {
     "happy_path": happy_path,
     "retraction": retraction,
@@ -265,4 +306,6 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "pause_resume": pause_resume,
     "finalize_derive": finalize_derive,
     "torn_tail": torn_tail,
+    "rephrase_admitted": rephrase_admitted,
+    "refused_closed": refused_closed,
 }

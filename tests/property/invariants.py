@@ -125,6 +125,13 @@ def check_decisions(events: list[ev.Event], state: SessionState) -> None:
                 for seq, d in decisions.items()
                 if INDEX.get(d.stage or "", -1) >= start and seq not in retracted
             )
+        elif isinstance(event, ev.QuestionRephrased):
+            # the new question's admission replaces the old verdict, which stays, stale
+            stale.update(
+                seq
+                for seq, d in decisions.items()
+                if d.stage == event.stage and seq not in retracted
+            )
     effective = {d.seq for d in state.effective_decisions()}
     assert not effective & retracted, f"retracted decisions are effective: {effective & retracted}"
     assert not effective & stale, f"stale decisions are effective: {effective & stale}"

@@ -15,7 +15,10 @@ garbled or outdated status cache. After every step it checks, on the ledger as w
 - no stage completes (or is skipped) before its predecessors are completed or skipped; a
   ``review_required`` stage completes only by a human's approval of its confirm review; only the
   owner module's outcomes are accepted for the preflight (Question Admission);
-- a finalized session accepts nothing;
+- a refused question can be rephrased (``question_rephrased`` + admission's verdict, one batch)
+  up to the session's attempts, and the refusal of the last one closes the session (the kernel's
+  ``session_abandoned`` in the same batch);
+- a finalized or abandoned session accepts nothing;
 - a rejected operation leaves what the store holds for the session (files: ledger, head anchor,
   objects, artifacts; rows: events, head row, objects, artifacts) identical.
 """
@@ -86,6 +89,16 @@ atexit.register(shutil.rmtree, _WORKFLOW_CACHE, True)
 def test_payload_strategies_cover_every_domain_event_type() -> None:
     domain = {n for n, info in ev.EVENT_TYPES.items() if info.category in ("decision", "receipt")}
     assert set(PAYLOADS) == domain
+
+
+def _admission_proposal(refused: bool) -> dict[str, Any]:
+    """Question Admission's verdict as a proposal: admitted (auto) or refused (fail)."""
+    if refused:
+        return {"kind": "fail", "failure": {"code": "refused:too_short", "message": "no words"}}
+    return {
+        "kind": "auto",
+        "events": [{"type": "question_admitted", "payload": {"checks": ["usable"]}}],
+    }
 
 
 @dataclass
@@ -211,13 +224,15 @@ class KernelMachine(RuleBasedStateMachine):
             assert self._snapshot(tracked.session) == before, f"rejected {name} changed the session"
             note(f"{name} rejected: {type(err).__name__}: {err.message}")
             return None
-        assert previous.lifecycle != "finalized", f"a finalized session accepted {name}"
+        assert previous.lifecycle not in ("finalized", "abandoned"), (
+            f"a {previous.lifecycle} session accepted {name}"
+        )
         note(f"{name} applied: {[ev.info_of(e).type for e in applied.events]}")
         self._record(tracked, applied, previous.last_seq)
         return applied
 
-    def _create(self, question: str, refused: bool) -> None:
-        created = self.kernel.create_session(question, actor="agent")
+    def _create(self, question: str, refused: bool, attempts: int | None = None) -> None:
+        created = self.kernel.create_session(question, actor="agent", admission_attempts=attempts)
         tracked = Tracked(session=created.session, prefix=empty_state(WORKFLOW))
         self.sessions.append(tracked)
         self._record(tracked, created, 0)
@@ -261,9 +276,49 @@ class KernelMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ rules
 
-    @initialize(refused=st.integers(0, 9).map(lambda n: n == 0))
-    def create(self, refused: bool) -> None:
-        self._create("How many schools are there in Alameda county?", refused)
+    @initialize(
+        refused=st.booleans(),
+        attempts=st.sampled_from([None, 1, 2, 3]),
+    )
+    def create(self, refused: bool, attempts: int | None) -> None:
+        self._create("How many schools are there in Alameda county?", refused, attempts)
+
+    @rule(data=st.data(), times=st.integers(1, 3))
+    def rephrase(self, data: st.DataObject, times: int) -> None:
+        """``tht session rephrase``, a few times: a new question and admission's verdict on it
+        (the preflight owner's outcome), refused unless admission failed and attempts are
+        left; the last allowed refusal closes the session."""
+        for _ in range(times):
+            self._rephrase_once(data)
+
+    def _rephrase_once(self, data: st.DataObject) -> None:
+        before = self._state()
+        admitted = data.draw(st.integers(0, 3), label="admitted") == 0
+        outcome = outcome_from_proposal(
+            parse_proposal(msgspec.json.encode(_admission_proposal(not admitted))), "admission"
+        )
+        if data.draw(st.integers(0, 9), label="odd outcome") == 0:
+            outcome = outcome_from_proposal(parse_proposal(b'{"kind": "confirm"}'), "admission")
+        question = data.draw(mostly(st.just("How many schools in 2024?"), st.just("  ")))
+        actor = data.draw(mostly(st.sampled_from(["agent", "human:ann"]), human_actors))
+        session = self.t.session
+        applied = self._attempt(
+            f"rephrase admitted={admitted}",
+            lambda: self.kernel.rephrase(session, question, outcome, actor=actor),
+        )
+        if applied is None:
+            return
+        view = before.stage("admission")
+        assert view is not None and view.state == "failed" and before.lifecycle == "active"
+        assert before.question_attempt < before.admission_attempts
+        kinds = [ev.info_of(e).type for e in applied.events]
+        assert kinds[:2] == ["question_rephrased", "stage_started"]
+        state = applied.state
+        assert state.question_attempt == before.question_attempt + 1
+        assert state.question == question.strip()
+        closes = not admitted and state.question_attempt == state.admission_attempts
+        assert (kinds[-1] == "session_abandoned") == closes, kinds
+        assert (state.lifecycle == "abandoned") == closes
 
     @rule(data=st.data())
     def propose(self, data: st.DataObject) -> None:
@@ -416,11 +471,12 @@ class KernelMachine(RuleBasedStateMachine):
             derived = self.kernel.derive(source.session, actor="human:ana", reason="correct it")
         except ThtError as err:
             assert not isinstance(err, (InternalError, IntegrityError)), err
-            assert source.last is not None and source.last.lifecycle != "finalized"
+            assert source.last is not None
+            assert source.last.lifecycle not in ("finalized", "abandoned")
             assert self._snapshot(source.session) == before
             return
-        assert source.last is not None and source.last.lifecycle == "finalized"
-        assert self._snapshot(source.session) == before, "deriving changed the finalized session"
+        assert source.last is not None and source.last.lifecycle in ("finalized", "abandoned")
+        assert self._snapshot(source.session) == before, "deriving changed the closed session"
         assert derived.state.derived_from == source.session
         tracked = Tracked(session=derived.session, prefix=empty_state(WORKFLOW))
         self.sessions.append(tracked)
@@ -445,6 +501,14 @@ class KernelMachine(RuleBasedStateMachine):
                 session,
                 "disambiguation",
                 outcome_from_proposal(parse_proposal(b'{"kind": "confirm"}'), "disambiguation"),
+                actor="agent",
+            ),
+            lambda: self.kernel.rephrase(
+                session,
+                "How many schools?",
+                outcome_from_proposal(
+                    parse_proposal(msgspec.json.encode(_admission_proposal(False))), "admission"
+                ),
                 actor="agent",
             ),
         ]
@@ -573,8 +637,8 @@ class KernelMachine(RuleBasedStateMachine):
             after = [ev.info_of(e).type for e in events[tracked.finalized_at :]]
             # only a human's explicit repair (of a torn tail) is ever recorded after finalize
             assert set(after) <= {"ledger_repaired"}, "a finalized session changed"
-        elif full.lifecycle == "finalized":
-            tracked.finalized_at = len(events)
+        elif full.lifecycle in ("finalized", "abandoned"):
+            tracked.finalized_at = len(events)  # closed: immutable from here on
 
 
 # One example is a whole session history (up to 50 operations, each checked): half the profile's

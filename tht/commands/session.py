@@ -1,4 +1,5 @@
-"""``tht session new | list | status | log | pause | resume | finalize | abandon | derive``."""
+"""``tht session new | rephrase | list | status | log | pause | resume | finalize | abandon |
+derive``."""
 
 from __future__ import annotations
 
@@ -45,6 +46,59 @@ def new(
         body["refusal"] = {"code": admitted.failure_code, "reason": admitted.reason}
         inv.note(f"question refused: {admitted.reason}")
     inv.emit(body, f"session {applied.session} (current stage: {state.current_stage})")
+
+
+@app.command("rephrase")
+def rephrase(
+    question: Annotated[str, typer.Argument(help="The refused question, asked again.")],
+    session: SessionArg = None,
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Ask a refused question again in other words; Question Admission runs at once. The
+    refusal of the last allowed attempt (`admission: {attempts: N}`) closes the session."""
+    from kernel.admission_attempts import attempts_left
+    from tht.projections import stage_list_json
+
+    inv = invocation(workspace, json_, debug)
+    app_ = open_for(inv)
+    who = human_actor(actor) if actor else "agent"
+    sid = session_for(app_, session)
+    applied = app_.rephrase(sid, question, actor=who)
+    state = applied.state
+    view = state.stage("admission")
+    admitted = view is not None and view.state == "completed"
+    closed = state.lifecycle == "abandoned"
+    body: dict[str, Any] = {
+        "session": applied.session,
+        "seq": state.last_seq,
+        "admitted": admitted,
+        "attempt": state.question_attempt,
+        "attempts_left": attempts_left(state),
+        "current_stage": state.current_stage,
+        "stages": stage_list_json(state),
+    }
+    of = f"question {state.question_attempt} of {state.admission_attempts}"
+    if view is not None and view.state == "failed":
+        body["refusal"] = {"code": view.failure_code, "reason": view.reason}
+        inv.note(f"question refused: {view.reason}")
+    body["closed"] = closed
+    if admitted:
+        text = f"session {sid}: {of} admitted (current stage: {state.current_stage})"
+    elif closed:
+        text = (
+            f"session {sid}: {of} refused; the session is closed — `tht session derive "
+            f"{sid} --as human:ID` starts again from it"
+        )
+    else:
+        left = body["attempts_left"]
+        text = (
+            f"session {sid}: {of} refused; {left} attempt{'s' if left != 1 else ''} left "
+            "(`tht session rephrase QUESTION`)"
+        )
+    inv.emit(body, text)
 
 
 @app.command("list")
