@@ -13,7 +13,12 @@ entry (``tht catalog verify`` reports them; no write is accepted on a catalog th
 a curation entry whose actor is not a human, a ``relationship_generated`` outside a sync or
 reconstruction batch, endpoints that are not Catalog Columns, an id that is not the endpoints'
 id, a deletion of what is not there, a run that is not the active one, a Sensitive Data Flag set
-on what is not a Catalog Column or to the value it already has.
+on what is not a Catalog Column or to the value it already has, a Description or Generated
+Description of what is not a Catalog Table or Column, a Generated Description whose source and
+actor disagree, a consolidation of what has no pending Generated Description; a Description
+Generation Run started while another is active, a run's Generated Description or end when that
+run is not the active one, an end whose counts disagree with the run's own entries or do not
+add up to what it requested.
 
 A Sensitive Data Flag lives on its Catalog Column: a resync keeps it for the same name, and it
 goes with the column when the column leaves the catalog (dropped in the database, a Catalog
@@ -32,11 +37,13 @@ import msgspec
 from kernel import events as ev
 from kernel.database.types import Introspection
 from kernel.replay import is_human_actor
+from modules.catalog.descriptions import DescriptionRejected, apply_description
 from modules.catalog.endpoints import relationship_id
 from modules.catalog.records import (
     CatalogProblem,
     CatalogState,
     CatalogSyncRun,
+    DescriptionGenerationRun,
     LogicalRelationship,
     SensitiveSuggestionRun,
 )
@@ -57,6 +64,8 @@ _HUMAN_ONLY = frozenset(
         "catalog_cleaned",
         "ledger_repaired",
         "sensitive_flag_set",
+        "description_set",
+        "descriptions_consolidated",
     }
 )
 
@@ -89,6 +98,8 @@ class _Folder:
         )
         self.runs = dict(state.runs)
         self.suggestion_runs = dict(state.suggestion_runs)
+        self.generation_runs = dict(state.generation_runs)
+        self.active_generation = state.active_generation
         self.active_run = state.active_run
         self.last_completed = state.last_completed
         self.follows = state.follows
@@ -114,6 +125,11 @@ class _Folder:
             ev.LedgerRepaired: self._repaired,
             ev.SensitiveFlagSet: self._flag_set,
             ev.SensitiveSuggestionRun: self._suggestion_run,
+            ev.DescriptionSet: self._described,
+            ev.DescriptionGenerated: self._described,
+            ev.DescriptionsConsolidated: self._described,
+            ev.DescriptionGenerationStarted: self._generation_started,
+            ev.DescriptionGenerationFinished: self._generation_finished,
         }
 
     # ------------------------------------------------------------------ driving
@@ -158,6 +174,8 @@ class _Folder:
             logical=self.content.logical,
             runs=self.runs,
             suggestion_runs=self.suggestion_runs,
+            generation_runs=self.generation_runs,
+            active_generation=self.active_generation,
             active_run=self.active_run,
             last_completed=self.last_completed,
             follows=self.follows,
@@ -389,6 +407,87 @@ class _Folder:
             seq=event.seq,
             ts=event.ts,
         )
+
+    # ------------------------------------------------------------------ descriptions
+
+    def _described(self, event: ev.Event) -> None:
+        """Descriptions, Generated Descriptions, consolidations (modules/catalog/descriptions.py):
+        checked whole first; a run's Generated Description is also counted by its run."""
+        try:
+            changed = apply_description(self.content.tables, event)
+        except DescriptionRejected as rejected:
+            raise _Reject(rejected.code, rejected.message) from rejected
+        if isinstance(event, ev.DescriptionGenerated):
+            self._generation_tally(event.payload.run, event.payload.non_generatable)
+        self.content.tables.update(changed)
+
+    # ------------------------------------------------------------------ description generation
+
+    def _generation_started(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.DescriptionGenerationStarted)
+        p = event.payload
+        if self.active_generation is not None:
+            raise _Reject(
+                "run",
+                f"generation run {self.active_generation} is still active; {p.run} cannot start",
+            )
+        if p.run in self.generation_runs:
+            raise _Reject("run", f"generation run {p.run} already exists")
+        self.generation_runs[p.run] = DescriptionGenerationRun(
+            id=p.run,
+            status="active",
+            profile=p.profile,
+            model=p.model,
+            scope=p.scope,
+            missing_only=p.missing_only,
+            language=p.language,
+            requested=p.requested,
+            started_seq=event.seq,
+            started_ts=event.ts,
+        )
+        self.active_generation = p.run
+
+    def _generation_tally(self, run: str | None, non_generatable: bool) -> None:
+        """A ``description_generated`` of a run: only while that run is active."""
+        if run is None:
+            return
+        found = self.generation_runs.get(run)
+        if found is None or self.active_generation != run:
+            raise _Reject("run", f"{run} is not the active Description Generation Run")
+        if non_generatable:
+            found = _replace(found, non_generatable=found.non_generatable + 1)
+        else:
+            found = _replace(found, generated=found.generated + 1)
+        self.generation_runs[run] = found
+
+    def _generation_finished(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.DescriptionGenerationFinished)
+        p = event.payload
+        found = self.generation_runs.get(p.run)
+        if found is None or self.active_generation != p.run:
+            raise _Reject("run", f"{p.run} is not the active Description Generation Run")
+        if (p.generated, p.non_generatable) != (found.generated, found.non_generatable):
+            raise _Reject(
+                "run",
+                f"generation run {p.run} reports {p.generated} generated and "
+                f"{p.non_generatable} non-generatable; its entries say {found.generated} and "
+                f"{found.non_generatable}",
+            )
+        total = p.generated + p.non_generatable + p.failed + p.skipped
+        if total != found.requested or min(p.failed, p.skipped) < 0:
+            raise _Reject(
+                "run", f"generation run {p.run} accounts for {total} of {found.requested} targets"
+            )
+        self.generation_runs[p.run] = _replace(
+            found,
+            status=p.status,
+            failed=p.failed,
+            skipped=p.skipped,
+            reason=p.reason,
+            ended_seq=event.seq,
+            ended_ts=event.ts,
+        )
+        self.active_generation = None
 
 
 def _replace(record: _R, **changes: Any) -> _R:

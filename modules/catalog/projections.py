@@ -12,9 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.errors import NotFoundError
-from modules.catalog.records import CatalogState, CatalogSyncRun, CatalogTable
+from modules.catalog.descriptions import generated_json
+from modules.catalog.records import (
+    CatalogState,
+    CatalogSyncRun,
+    CatalogTable,
+    DescriptionGenerationRun,
+    SensitiveSuggestionRun,
+)
 
-__all__ = ["freshness", "run_json", "show_json", "status_json"]
+__all__ = ["RUN_KINDS", "freshness", "run_json", "runs_json", "show_json", "status_json"]
+
+#: the kinds of catalog runs ``tht catalog runs --kind`` lists
+RUN_KINDS = ("sync", "generation", "suggestion")
 
 
 def _table_state(table: CatalogTable, current: str | None) -> str:
@@ -44,7 +54,9 @@ def freshness(
 
 def show_json(state: CatalogState, table: str | None, current: str | None) -> dict[str, Any]:
     """``{"tables": [{"name", "description", "columns": [{"name", "type", "pk", "sensitive",
-    "description"}]}], "freshness"}`` (ARCHITECTURE §6)."""
+    "description", "generated"}], "generated"}], "freshness"}`` (ARCHITECTURE §6);
+    ``generated`` is the latest Generated Description (``{"text", "language", "source", "run",
+    "non_generatable", "reason", "seq", "pending"}``) or null."""
     if table is not None:
         found = state.table(table)
         if found is None:
@@ -64,9 +76,11 @@ def show_json(state: CatalogState, table: str | None, current: str | None) -> di
                         "pk": c.pk,
                         "sensitive": c.sensitive,
                         "description": c.description,
+                        "generated": generated_json(c),
                     }
                     for c in t.columns
                 ],
+                "generated": generated_json(t),
             }
             for t in tables
         ],
@@ -108,4 +122,59 @@ def status_json(state: CatalogState, current: str | None) -> dict[str, Any]:
             "stale_tables": stale,
         },
         "last_seq": state.last_seq,
+    }
+
+
+def _generation_json(run: DescriptionGenerationRun) -> dict[str, Any]:
+    return {
+        "kind": "generation",
+        "run": run.id,
+        "status": run.status,
+        "scope": list(run.scope) if run.scope is not None else None,
+        "started": run.started_ts,
+        "ended": run.ended_ts,
+        "log": f"catalog/runs/{run.id}.log",
+        "profile": run.profile,
+        "model": run.model or None,
+        "missing_only": run.missing_only,
+        "language": run.language or None,
+        "requested": run.requested,
+        "generated": run.generated,
+        "non_generatable": run.non_generatable,
+        "failed": run.failed,
+        "skipped": run.skipped,
+        "reason": run.reason or None,
+    }
+
+
+def _suggestion_json(run: SensitiveSuggestionRun) -> dict[str, Any]:
+    return {
+        "kind": "suggestion",
+        "run": run.id,
+        "status": "completed",  # recorded once it has shown its proposal
+        "scope": list(run.scope) if run.scope is not None else None,
+        "started": run.ts,
+        "ended": run.ts,
+        "log": None,  # it keeps counts only: no log
+        "mode": run.mode,
+        "considered": run.considered,
+        "proposed": run.proposed,
+    }
+
+
+def runs_json(state: CatalogState, kind: str | None = None) -> dict[str, Any]:
+    """``tht catalog runs``: Catalog Sync Runs, Description Generation Runs and Sensitive Data
+    Suggestion Runs (each kind oldest first), with their status and their logs' paths
+    (relative to the workspace): ``{"runs": [{"kind", "run", "status", "scope", "started",
+    "ended", "log", …}], "active": {"sync", "generation"}}``."""
+    runs: list[dict[str, Any]] = []
+    if kind in (None, "sync"):
+        runs += [{"kind": "sync", **run_json(r)} for r in state.runs.values()]
+    if kind in (None, "generation"):
+        runs += [_generation_json(r) for r in state.generation_runs.values()]
+    if kind in (None, "suggestion"):
+        runs += [_suggestion_json(r) for r in state.suggestion_runs.values()]
+    return {
+        "runs": runs,
+        "active": {"sync": state.active_run, "generation": state.active_generation},
     }

@@ -2,10 +2,15 @@
 
 - :class:`CatalogTable` / :class:`CatalogColumn` — the persisted representation of a Physical
   Table / Column: observed facts governed by synchronization, plus Catalog Metadata
-  (``description``, ``sensitive``; Generated Descriptions arrive with the next issue) that a
-  resync keeps for the same names. The Sensitive Data Flag is set by a human only
-  (``sensitive_flag_set``); it belongs to the column and goes with it when the column leaves
-  the catalog (a column observed again is a new column: not sensitive).
+  (``description``, ``generated``, ``sensitive``) that a resync keeps for the same names.
+  The Description is set by a human (``description_set``) or by a Description Consolidation
+  (``descriptions_consolidated``); ``generated`` is the latest Generated Description, a
+  proposal that never changes the Description by itself (:class:`GeneratedDescription`), and
+  ``description_history`` lists every step (:class:`DescriptionChange`); all of it goes with
+  the column when the column leaves the catalog, as the flag does. The Sensitive Data Flag
+  is set by a human only (``sensitive_flag_set``); it belongs to the column and goes with it
+  when the column leaves the catalog (a column observed again is a new column: not
+  sensitive).
 - :class:`CatalogRelationship` — a declared foreign key as observed.
 - :class:`LogicalRelationship` — Generated or Manual; ``active`` or ``deleted`` (a Logical
   Relationship Deletion: the record stays, as an exclusion). A Permanent Relationship Deletion
@@ -13,6 +18,7 @@
 - :class:`CatalogSyncRun` — a Catalog Sync Run: scope, status, what it recorded.
 - :class:`SensitiveSuggestionRun` — a Sensitive Data Suggestion Run: scope, mode and aggregate
   counts only (its proposals are shown, never kept).
+- :class:`DescriptionGenerationRun` — a Description Generation Run: status and aggregate counts.
 - :class:`CatalogState` — the whole fold; ``problems`` are ledger entries the fold refused.
 
 The per-table and per-relationship records are many (20,000 columns for a 1,000-table database)
@@ -33,9 +39,33 @@ __all__ = [
     "CatalogState",
     "CatalogSyncRun",
     "CatalogTable",
+    "DescriptionChange",
+    "DescriptionGenerationRun",
+    "GeneratedDescription",
     "LogicalRelationship",
     "SensitiveSuggestionRun",
 ]
+
+
+class GeneratedDescription(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The latest Generated Description of a table or column (``description_generated``)."""
+
+    text: str
+    language: str
+    source: str  # ``model:<profile>`` | ``agent``
+    run: str | None = None
+    non_generatable: bool = False
+    reason: str = ""
+    seq: int  # where it was recorded
+    actor: str
+
+
+class DescriptionChange(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One step of a target's description history."""
+
+    seq: int
+    kind: Literal["set", "generated", "consolidated"]
+    actor: str
 
 
 class CatalogColumn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -48,6 +78,9 @@ class CatalogColumn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     comment: str = ""  # observed in the database; never a Description
     description: str = ""  # Catalog Metadata (curated)
     sensitive: bool = False  # the Sensitive Data Flag: false by default, also for new columns
+    generated: GeneratedDescription | None = None  # the latest Generated Description
+    description_seq: int = 0  # where the Description was last set or consolidated
+    description_history: tuple[DescriptionChange, ...] = ()
 
 
 class CatalogTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -56,6 +89,9 @@ class CatalogTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     columns: tuple[CatalogColumn, ...] = ()
     comment: str = ""
     description: str = ""
+    generated: GeneratedDescription | None = None
+    description_seq: int = 0
+    description_history: tuple[DescriptionChange, ...] = ()
     #: Catalog Freshness: the structure version this table was last synced at
     synced_version: str = ""
 
@@ -127,6 +163,30 @@ class SensitiveSuggestionRun(msgspec.Struct, frozen=True, kw_only=True):
     ts: str = ""
 
 
+class DescriptionGenerationRun(msgspec.Struct, frozen=True, kw_only=True):
+    """A Description Generation Run: what it asked for, its status and counts (never a prompt
+    or a response); ``generated`` / ``non_generatable`` count its ``description_generated``
+    entries as they arrive, so an interrupted run still shows what it saved."""
+
+    id: str
+    status: Literal["active", "completed", "interrupted", "failed"]
+    profile: str
+    model: str = ""
+    scope: tuple[str, ...] | None = None
+    missing_only: bool = False
+    language: str = ""
+    requested: int = 0
+    generated: int = 0
+    non_generatable: int = 0
+    failed: int = 0
+    skipped: int = 0
+    reason: str = ""
+    started_seq: int
+    started_ts: str
+    ended_seq: int | None = None
+    ended_ts: str | None = None
+
+
 class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     code: str
@@ -144,6 +204,9 @@ class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
     runs: dict[str, CatalogSyncRun] = msgspec.field(default_factory=dict)
     #: Sensitive Data Suggestion Runs, by id (aggregate counts only)
     suggestion_runs: dict[str, SensitiveSuggestionRun] = msgspec.field(default_factory=dict)
+    #: Description Generation Runs, by id; ``active_generation``: the one recorded active
+    generation_runs: dict[str, DescriptionGenerationRun] = msgspec.field(default_factory=dict)
+    active_generation: str | None = None
     active_run: str | None = None
     last_completed: str | None = None
     #: ``(snapshot, version)`` of the last Synchronize All when nothing changed the tables or

@@ -5,7 +5,8 @@
   Relationships become the observed foreign keys.
 - **Scoped** (Table Synchronization of the tables in scope): only those tables are replaced
   (a scoped table no longer observed is deleted), with the foreign keys declared on them.
-- Curated Catalog Metadata (``description``, ``sensitive``) survives for the same names; the
+- Curated Catalog Metadata (``description`` with its Generated Description and history,
+  ``sensitive``) survives for the same names; the
   observed facts (position, type, nullability, keys, comment) follow the snapshot.
 - An **unavailable** Introspection Capability says nothing about the database: what the catalog
   knew of that category is kept (``tables`` unavailable: no table is touched; ``columns``: a
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from kernel.database.types import Introspection, ObservedColumn, ObservedTable
 from modules.catalog.endpoints import relationship_id
@@ -82,7 +84,19 @@ def _column(
         comment=observed.comment,
         description=before.description if before is not None else "",
         sensitive=before.sensitive if before is not None else False,
+        **_described(before),
     )
+
+
+def _described(before: CatalogColumn | CatalogTable | None) -> dict[str, Any]:
+    """The description metadata a resync keeps for the same name (beside ``description``)."""
+    if before is None:
+        return {}
+    return {
+        "generated": before.generated,
+        "description_seq": before.description_seq,
+        "description_history": before.description_history,
+    }
 
 
 def _table(
@@ -107,6 +121,7 @@ def _table(
         comment=observed.comment,
         description=before.description if before is not None else "",
         synced_version=version,
+        **_described(before),
     )
 
 

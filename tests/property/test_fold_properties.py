@@ -27,6 +27,10 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         question=words,
         workflow=st.just(ev.WorkflowRef(name="w", version=1, sha256=SHA)),
         derived_from=st.none() | words,
+        admission_attempts=st.just(msgspec.UNSET) | st.integers(1, 10),
+    ),
+    "question_rephrased": st.builds(
+        ev.QuestionRephrasedPayload, question=words, attempt=st.integers(2, 10)
     ),
     "stage_started": st.just(ev.Empty()),
     "review_requested": st.builds(
@@ -151,6 +155,42 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         mode=st.just("offline"),
         considered=st.integers(0, 9),
         proposed=st.integers(0, 9),
+    ),
+    "description_set": st.builds(ev.DescriptionSetPayload, target=words, text=words, reason=words),
+    "description_generated": st.builds(
+        ev.DescriptionGeneratedPayload,
+        target=words,
+        text=words,
+        language=st.sampled_from(["it", "en"]),
+        source=st.sampled_from(["agent", "model:local"]),
+        run=st.none() | words,
+        non_generatable=st.booleans(),
+    ),
+    "descriptions_consolidated": st.builds(
+        ev.DescriptionsConsolidatedPayload,
+        targets=st.lists(
+            st.builds(ev.ConsolidatedTargetPayload, target=words, generated_seq=st.integers(1, 9)),
+            max_size=2,
+        ).map(tuple),
+        reason=words,
+    ),
+    "description_generation_started": st.builds(
+        ev.DescriptionGenerationStartedPayload,
+        run=words,
+        profile=words,
+        model=words,
+        requested=st.integers(0, 9),
+        language=st.sampled_from(["it", "en"]),
+    ),
+    "description_generation_finished": st.builds(
+        ev.DescriptionGenerationFinishedPayload,
+        run=words,
+        status=st.sampled_from(["completed", "interrupted", "failed"]),
+        requested=st.integers(0, 9),
+        generated=st.integers(0, 9),
+        non_generatable=st.integers(0, 9),
+        failed=st.integers(0, 9),
+        skipped=st.integers(0, 9),
     ),
     # Memory registry entries (a workspace-level ledger's): never in a session either
     "memory_saved": st.builds(

@@ -1,8 +1,9 @@
 """``tht catalog …``: the Metadata Catalog (docs/catalog.md; ARCHITECTURE §6).
 
-``sync``, ``show``, ``relationships``, ``status``, ``verify``, ``sample`` and ``sensitive suggest``
-are open to anyone (an agent may sync and read the catalog); ``relationship add | delete |
-restore | reconstruct``, ``cleanup`` and ``sensitive set`` are human-only curation
+``sync``, ``show``, ``relationships``, ``status``, ``runs``, ``verify``, ``sample``, ``sensitive
+suggest`` and ``describe --propose`` are open to anyone (an agent may sync and read the catalog,
+and propose Generated Descriptions); ``relationship add | delete | restore | reconstruct``,
+``cleanup``, ``sensitive set``, ``describe --as`` and ``consolidate`` are human-only curation
 (``--as human:<id>``; refused when ``THT_ACTOR=agent``; signed with the reviewer's key in signed
 mode). Command bodies import what they need (start-up time counts).
 """
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tht.commands._common import human_actor, open_for
+from tht.commands.catalog_describe import register as register_describe
+from tht.commands.catalog_generate import register as register_generate
 from tht.commands.catalog_sensitive import register as register_sensitive
 from tht.commands.catalog_values import register as register_values
 from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
@@ -41,6 +44,8 @@ relationship_app = typer.Typer(
 app.add_typer(relationship_app, name="relationship")
 register_sensitive(app)  # sensitive suggest | set, sample (tht/commands/catalog_sensitive.py)
 register_values(app)  # values rebuild | find (tht/commands/catalog_values.py)
+register_describe(app)  # describe, consolidate, runs (tht/commands/catalog_describe.py)
+register_generate(app)  # generate [--unlock] (tht/commands/catalog_generate.py)
 
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why.", show_default=False)]
 
@@ -137,6 +142,8 @@ def _show_text(body: dict[str, Any]) -> str:
         title = f"{table['name']} ({state})"
         if table["description"]:
             title += f": {table['description']}"
+        if table["generated"] is not None:
+            title += f" [generated: {_generated_text(table['generated'])}]"
         rows = [
             [
                 c["name"],
@@ -144,13 +151,24 @@ def _show_text(body: dict[str, Any]) -> str:
                 "pk" if c["pk"] else "",
                 "sensitive" if c["sensitive"] else "",
                 c["description"],
+                _generated_text(c["generated"]),
             ]
             for c in table["columns"]
         ]
         parts.append(visible(title))
-        parts.append(render_table(["column", "type", "key", "flags", "description"], rows))
+        parts.append(
+            render_table(["column", "type", "key", "flags", "description", "generated"], rows)
+        )
     parts.append(f"freshness: {fresh['state']}")
     return "\n".join(parts)
+
+
+def _generated_text(generated: dict[str, Any] | None) -> str:
+    if generated is None:
+        return ""
+    mark = " (non-generatable)" if generated["non_generatable"] else ""
+    mark += " (pending)" if generated["pending"] else ""
+    return f"{generated['text']}{mark}"
 
 
 @app.command("relationships")

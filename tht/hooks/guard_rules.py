@@ -33,6 +33,8 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     *(("catalog", "relationship", v) for v in ("add", "delete", "restore", "reconstruct")),
     ("catalog", "cleanup"),
     ("catalog", "verify", "--repair"),
+    ("catalog", "describe", "--as"),  # a Description; `describe --propose` (no --as) is either
+    ("catalog", "consolidate"),
     ("store", "init"),
     ("store", "migrate"),
 )
@@ -64,7 +66,7 @@ RAW_HUMAN = re.compile(
     + _SEP
     + r"(?:add|delete|restore|reconstruct)|catalog"
     + _SEP
-    + r"cleanup|store"
+    + r"(?:cleanup|consolidate)|describe[\s\S]*?--as|store"
     + _SEP
     + r"(?:init|migrate))(?![\w-])",
     re.I,
@@ -77,7 +79,7 @@ RAW_PROTECTED = re.compile(
 THT_WORD = re.compile(r"(?<![\w-])tht(?![\w-])")
 CODE_VERBS = re.compile(
     r"answer|retract|skip|reopen|pause|resume|finalize|derive|abandon|repair|reviewer|revoke"
-    r"|approve|token|forget|sensitive|relationship|cleanup|migrate",
+    r"|approve|token|forget|sensitive|relationship|cleanup|migrate|consolidate|describe",
     re.I,
 )
 IMPORTS_THT = re.compile(r"(?m)(?:^|;)\s*(?:from\s+tht\b|import\s+tht\b)|import_module|tht\.cli")

@@ -50,13 +50,14 @@ def test_sync_answers_the_contract_and_show_lists_the_catalog(shop_workspace: Pa
     shown = run_tht("catalog", "show", "orders", "--json").json()
     assert list(shown) == ["tables", "freshness"]
     (orders,) = shown["tables"]
-    assert list(orders) == ["name", "description", "columns"]
+    assert list(orders) == ["name", "description", "columns", "generated"]
     assert orders["columns"][0] == {
         "name": "id",
         "type": "INTEGER",
         "pk": True,
         "sensitive": False,
         "description": "",
+        "generated": None,
     }
     assert shown["freshness"]["state"] == "fresh"
     assert run_tht("catalog", "show", "nope", "--json").code == 3

@@ -28,6 +28,11 @@ def test_every_catalog_event_type_is_a_workspace_entry() -> None:
         "catalog_cleaned",
         "sensitive_flag_set",
         "sensitive_suggestion_run",
+        "description_set",
+        "description_generated",
+        "descriptions_consolidated",
+        "description_generation_started",
+        "description_generation_finished",
     } == ev.CATALOG_TYPES
     assert all(ev.EVENT_TYPES[t].owner == "catalog" for t in ev.CATALOG_TYPES)
     assert "catalog" in ev.WORKSPACE_CATEGORIES
