@@ -157,6 +157,15 @@ def test_a_whole_session_through_f7_to_finalization_keeps_them_out(
         out.ok(*command, session, "--json")
     finalize_to_the_end(out, session)
     out.ok("ledger", "verify", session, "--json")
+    # what follows a session: its telemetry (analytics, under THT_HOME inside the workspace),
+    # the workspace memory (the solved question), the value index, the evidence search
+    out.ok("analytics", "scan", "--sessions", str(ws), "--json")
+    out.ok("analytics", "sessions", "--json")
+    out.ok("analytics", "report", "--html", str(ws / "report.html"))
+    out.ok("memory", "list", "--json")
+    assert out.ok("catalog", "values", "find", "Milano", "--json")["columns"] == ["clienti.citta"]
+    probe = run_tht("catalog", "values", "find", "Zorbaqwex0", "--json")  # echoes the query
+    assert probe.code == 0 and probe.json()["matches"] == []  # a flagged column: not indexed
     assert everything(ws, out) == []
 
 
