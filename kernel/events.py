@@ -349,12 +349,26 @@ class SensitiveSuggestionRunPayload(Payload, frozen=True, kw_only=True):
     a per-column proposal, a value, a prompt or a response."""
 
     run: str
-    #: ``offline``: the deterministic pre-pass (names and types, no model)
-    mode: Literal["offline"]
+    #: ``offline``: the deterministic pre-pass (names and types, no model); ``model``: the
+    #: configured model too, over bounded batches of structural metadata, merged with it
+    mode: Literal["offline", "model"]
     #: the tables asked for; None is the whole catalog
     scope: tuple[str, ...] | None = None
     considered: int
+    #: columns proposed (the merged proposal when ``model``)
     proposed: int
+    #: ``model`` only: the provider profile and model, and aggregate counts — the offline
+    #: pre-pass's and the model's proposals, the batches asked, failed (timeout, 5xx, invalid
+    #: JSON, …) and not asked (the run stopped), the invalid items, the last failure's kind
+    profile: str | msgspec.UnsetType = msgspec.UNSET
+    model: str | msgspec.UnsetType = msgspec.UNSET
+    offline_proposed: int | msgspec.UnsetType = msgspec.UNSET
+    model_proposed: int | msgspec.UnsetType = msgspec.UNSET
+    batches: int | msgspec.UnsetType = msgspec.UNSET
+    failed_batches: int | msgspec.UnsetType = msgspec.UNSET
+    skipped_batches: int | msgspec.UnsetType = msgspec.UNSET
+    invalid_items: int | msgspec.UnsetType = msgspec.UNSET
+    failure: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class DescriptionSetPayload(Payload, frozen=True, kw_only=True):

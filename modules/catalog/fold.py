@@ -398,12 +398,20 @@ class _Folder:
         p = event.payload
         if p.run in self.suggestion_runs:
             raise _Reject("run", f"suggestion run {p.run} already exists")
+        if p.mode == "model" and (
+            not isinstance(p.profile, str)
+            or _count(p.failed_batches) + _count(p.skipped_batches) > _count(p.batches)
+        ):
+            raise _Reject("run", f"suggestion run {p.run}: a model run's profile or counts")
         self.suggestion_runs[p.run] = SensitiveSuggestionRun(
             id=p.run,
             mode=p.mode,
             scope=p.scope,
             considered=p.considered,
             proposed=p.proposed,
+            profile=p.profile if isinstance(p.profile, str) else "",
+            batches=p.batches if isinstance(p.batches, int) else 0,
+            failed_batches=_count(p.failed_batches) + _count(p.skipped_batches),
             seq=event.seq,
             ts=event.ts,
         )
@@ -488,6 +496,11 @@ class _Folder:
             ended_ts=event.ts,
         )
         self.active_generation = None
+
+
+def _count(value: int | msgspec.UnsetType) -> int:
+    """An optional count of a payload (UNSET: 0)."""
+    return value if isinstance(value, int) else 0
 
 
 def _replace(record: _R, **changes: Any) -> _R:

@@ -155,10 +155,13 @@ class CatalogSyncRun(msgspec.Struct, frozen=True, kw_only=True):
 
 class SensitiveSuggestionRun(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    mode: str  # "offline": the deterministic pre-pass
+    mode: str  # "offline": the deterministic pre-pass; "model": the configured model too
     scope: tuple[str, ...] | None = None
     considered: int = 0
     proposed: int = 0
+    profile: str = ""  # "model" only: the provider profile
+    batches: int = 0  # "model" only: batches planned, of which failed (or not asked)
+    failed_batches: int = 0
     seq: int = 0
     ts: str = ""
 

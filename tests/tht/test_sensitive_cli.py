@@ -111,6 +111,7 @@ def test_suggest_without_offline_says_the_pre_pass_ran_and_an_agent_may_run_it(
     ws: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("THT_ACTOR", "agent")
+    monkeypatch.setenv("THT_CONFIG", str(ws / "no-user-config.yaml"))  # no model configured
     done = tht("catalog", "sensitive", "suggest", "--scope", "ordini", "--json")
     body = ok(done)
     assert (body["scope"], body["proposed"], body["considered"]) == (["ordini"], 0, 4)
