@@ -148,7 +148,7 @@ def _generation_json(run: DescriptionGenerationRun) -> dict[str, Any]:
 
 
 def _suggestion_json(run: SensitiveSuggestionRun) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "kind": "suggestion",
         "run": run.id,
         "status": "completed",  # recorded once it has shown its proposal
@@ -160,6 +160,9 @@ def _suggestion_json(run: SensitiveSuggestionRun) -> dict[str, Any]:
         "considered": run.considered,
         "proposed": run.proposed,
     }
+    if run.mode == "model":  # which model, and how many of its batches failed or were not asked
+        body.update(profile=run.profile, batches=run.batches, failed_batches=run.failed_batches)
+    return body
 
 
 def runs_json(state: CatalogState, kind: str | None = None) -> dict[str, Any]:

@@ -239,6 +239,8 @@ def test_the_merged_proposal_is_shown_whole_and_nothing_is_flagged(
     assert ok(tht("catalog", "verify", "--json"))["ok"] is True
     runs = ok(tht("catalog", "runs", "--kind", "suggestion", "--json"))["runs"]
     assert [(r["run"], r["mode"], r["proposed"]) for r in runs] == [(body["run"], "model", 7)]
+    model_run = (runs[0]["profile"], runs[0]["batches"], runs[0]["failed_batches"])
+    assert model_run == ("ollama-local", BATCHES, 0)
 
 
 def test_the_human_output_shows_both_sources_and_the_command_that_saves(ws: Path, tht: Tht) -> None:
