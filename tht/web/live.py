@@ -27,6 +27,8 @@ __all__ = ["HEARTBEAT_SECONDS", "POLL_SECONDS", "Wakeup", "follow", "ledger_posi
 
 POLL_SECONDS = 0.2
 HEARTBEAT_SECONDS = 15.0
+#: how often a listening stream looks at its wake-up flag between polls
+WAKE_CHECK_SECONDS = 0.02
 
 
 def ledger_positions(app: Any, session: str | None) -> dict[str, int]:
@@ -67,6 +69,10 @@ class Wakeup:
                 for notice in notices.wait(timeout=1.0):
                     if session is None or notice.session_id == session:
                         self.event.set()
+
+    @property
+    def listening(self) -> bool:
+        return self._thread is not None
 
     def wait(self, timeout: float) -> bool:
         woke = self.event.wait(timeout)
@@ -120,9 +126,26 @@ async def follow(
             if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                 last_beat = time.monotonic()
                 yield ": alive\n\n"
-            await run_in_threadpool(wakeup.wait, poll)
+            await _pause(wakeup, poll)
     finally:
         wakeup.stop()
+
+
+async def _pause(wakeup: Wakeup, poll: float) -> None:
+    """Until the next poll, or earlier when a notice wakes the stream — on the event loop, never
+    holding one of the server's worker threads (a page left open must not starve the others)."""
+    import asyncio
+
+    if not wakeup.listening:
+        await asyncio.sleep(poll)
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + poll
+    while loop.time() < deadline:
+        if wakeup.event.is_set():
+            wakeup.event.clear()
+            return
+        await asyncio.sleep(WAKE_CHECK_SECONDS)
 
 
 def _message(data: dict[str, Any]) -> str:
