@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 from kernel.clock import Clock, IdFactory, SeededIds, SystemClock, SystemIds
 from kernel.errors import UsageError
-from kernel.outbox import Outbox, OutboxItem, OutboxRun
+from kernel.outbox import OutboxItem, OutboxRun
 from kernel.transitions import check_question
 from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
 from kernel.workspace import Workspace, WorkspaceSettingsView, open_workspace
-from tht.store_runtime import open_store
+from tht.store_runtime import open_store, outbox_of
 
 if TYPE_CHECKING:
     from kernel.outcomes import ModuleOutcome
@@ -408,7 +408,7 @@ def open_app(workspace_root: Path, *, unlock: Callable[[str], ReviewerSigner] | 
         ids=_ids_from_env(),
         workflow_path=custom if custom.is_file() else default_workflow_path(),
         workflow_cache=workspace.cache_dir,
-        outbox=Outbox(workspace.state_dir / "outbox"),
+        outbox=outbox_of(workspace, store),
         trust=lambda: trust_of(workspace, unlock),
     )
     return App(workspace=workspace, kernel=kernel, clock=clock)

@@ -15,6 +15,9 @@ continuing from the target's tail (so a re-run after an interruption skips what 
 and continues what is partial; a target that does not end on a prefix of the source is exit
 4); then every copy must verify on the target with the source's head, and the source must not
 have moved meanwhile, before the caller switches workspace.yaml (:mod:`tht.store_switch`).
+The after-finalize outbox's pending items are copied last (:func:`outbox_of`: the files under
+``.tht/outbox/`` on the fs store, the ``tht_outbox`` table on postgres), by item id: a re-run adds
+none twice; the source's items stay where they were, like its ledgers.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from kernel.errors import ConflictError, IntegrityError, UsageError
+from kernel.outbox import Outbox, OutboxFolder, OutboxPort
 from kernel.store.fs import FileSystemStore
 from kernel.workspace import DEFAULT_STORE_URL_ENV, Workspace, check_store
 
@@ -45,6 +50,7 @@ __all__ = [
     "migrate",
     "namespace_of",
     "open_store",
+    "outbox_of",
     "store_choice",
     "store_url",
 ]
@@ -153,6 +159,28 @@ def open_store(
     return connect_store(url, workspace=choice.namespace)
 
 
+def outbox_of(workspace: Workspace, store: SessionStore) -> Outbox:
+    """The workspace's after-finalize outbox, beside its store: the PostgreSQL store's
+    ``tht_outbox`` table (shared by every machine of the workspace), else ``.tht/outbox/``."""
+    port = _outbox_port(store, workspace.state_dir)
+    if port is None or isinstance(port, OutboxFolder):
+        return Outbox(workspace.state_dir / "outbox")
+    return Outbox(port=port)
+
+
+def _outbox_port(store: SessionStore, state_dir: Path | None) -> OutboxPort | None:
+    """Where ``store``'s outbox items live; None for a store without one (in memory)."""
+    if isinstance(store, FileSystemStore):
+        return OutboxFolder((state_dir or store.workspace_root / ".tht") / "outbox")
+    if type(store).__name__ != "PostgresStore":  # no import (libpq's module) for the others
+        return None
+    from kernel.store.postgres import PostgresStore
+    from kernel.store.postgres_outbox import PostgresOutbox
+
+    assert isinstance(store, PostgresStore)
+    return PostgresOutbox.of(store)
+
+
 def close_store(store: object) -> None:
     close = getattr(store, "close", None)
     if callable(close):
@@ -177,6 +205,7 @@ class Migration:
     copied_events: int = 0
     copied_objects: int = 0
     skipped_ledgers: int = 0
+    outbox_items: int = 0
     switched: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -191,6 +220,7 @@ class Migration:
             "dry_run": self.dry_run,
             "copied": {"events": self.copied_events, "objects": self.copied_objects},
             "skipped_ledgers": self.skipped_ledgers,
+            "outbox_items": self.outbox_items,
         }
 
 
@@ -232,7 +262,20 @@ def migrate(
     if not dry_run:
         for mark in marks:
             _prove(source, target, mark)
+    summary.outbox_items = _copy_outbox(source, target, dry_run=dry_run)
     return summary
+
+
+def _copy_outbox(source: SessionStore, target: SessionStore, *, dry_run: bool) -> int:
+    """The source's pending outbox items, added to the target's outbox (by id: never twice);
+    how many are pending on the source."""
+    from_port = _outbox_port(source, None)
+    to_port = None if dry_run else _outbox_port(target, None)
+    pending = [i for i in (from_port.items() if from_port else []) if i.status == "pending"]
+    if to_port is not None:
+        for item in pending:
+            to_port.add(item)
+    return len(pending)
 
 
 def _ledgers(store: SessionStore, mark: _Mark) -> LedgerPort:

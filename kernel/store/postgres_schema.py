@@ -19,6 +19,9 @@ stay heap-only), and a session's workflow snapshot (kilobytes) lives beside it i
 which moves the head row first (the check would cost every append a lookup of the row it just
 updated). No index beyond the primary key either: each is paid by every append.
 
+``tht_outbox`` (version 2) holds the after-finalize outbox's items
+(:mod:`kernel.store.postgres_outbox`).
+
 The tables live in the first schema of the role's ``search_path`` (``public`` by default; put
 ``options=-csearch_path%3Dtht`` in the URL for another).
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kernel.store.postgres_conn import Database, installed_version
+from kernel.store.postgres_outbox import OUTBOX_TABLE
 
 if TYPE_CHECKING:
     from kernel.store.postgres_driver import Connection
@@ -115,7 +119,11 @@ _INITIAL = (
 )
 
 #: every migration, in order; a released one is never edited (add the next version instead)
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "ledgers_objects_caches", _INITIAL),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "ledgers_objects_caches", _INITIAL),
+    # the after-finalize outbox (kernel.store.postgres_outbox)
+    Migration(2, "outbox", OUTBOX_TABLE),
+)
 LATEST = MIGRATIONS[-1].version
 
 # pg_advisory_xact_lock key of schema changes ("tht" + "schema", as ASCII, in one bigint)
