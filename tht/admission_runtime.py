@@ -94,22 +94,25 @@ def scope_terms(app: App) -> tuple[tuple[str, str], ...]:
     return tuple(terms)
 
 
-def value_check(app: App) -> Callable[[str], bool] | None:
+def value_check(app: App) -> Callable[[str], bool]:
     """A word is in scope when the value index finds it (exact or whole-word, confirmed in the
-    database); None without a fresh index."""
+    database). Lazy: the index (and the verified catalog it is checked against) is read only
+    when admission asks — when no word of the question matched lexically."""
     from kernel.errors import ThtError
 
-    try:
-        from tht.value_index_runtime import value_lookup
-
-        lookup = value_lookup(app)
-    except ThtError:
-        return None
-    if lookup is None:
-        return None
+    found: list[Callable[[str], object] | None] = []
 
     def check(word: str) -> bool:
-        return len(word) >= 4 and bool(lookup(word))
+        if not found:
+            try:
+                from tht.value_index_runtime import value_lookup
+
+                found.append(value_lookup(app))
+            except ThtError as err:
+                logger.debug("no value index for admission: %s", err.message)
+                found.append(None)
+        lookup = found[0]
+        return lookup is not None and len(word) >= 4 and bool(lookup(word))
 
     return check
 

@@ -59,9 +59,10 @@ def generation_lock_path() -> Path:
     return user_data_dir() / "locks" / "description-generation.lock"
 
 
-def _client_chat(setup: GenerationSetup) -> Chat:
+def model_chat(setup: GenerationSetup, schema: Any, schema_name: str) -> Chat:
+    """One prompt → the model's raw answer text, through ``kernel/llm`` with the setup's
+    profile and timeout and a structured-output ``schema`` (every catalog model run uses it)."""
     from kernel.llm.client import ChatMessage, OpenAICompatibleClient
-    from modules.catalog.generation_run import ANSWER_SCHEMA
 
     client = OpenAICompatibleClient(env=os.environ)
 
@@ -71,12 +72,18 @@ def _client_chat(setup: GenerationSetup) -> Chat:
             [ChatMessage("system", prompt.system), ChatMessage("user", prompt.user)],
             max_tokens=prompt.max_tokens,
             timeout_ms=setup.timeout_ms,
-            json_schema=ANSWER_SCHEMA,
-            schema_name="descriptions",
+            json_schema=schema,
+            schema_name=schema_name,
         )
         return answer.raw_text
 
     return chat
+
+
+def _client_chat(setup: GenerationSetup) -> Chat:
+    from modules.catalog.generation_run import ANSWER_SCHEMA
+
+    return model_chat(setup, ANSWER_SCHEMA, "descriptions")
 
 
 # ----------------------------------------------------------------------------- the run

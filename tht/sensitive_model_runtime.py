@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -47,23 +46,10 @@ def configured_setup() -> GenerationSetup | None:
 
 
 def _client_chat(setup: GenerationSetup) -> Chat:
-    from kernel.llm.client import ChatMessage, OpenAICompatibleClient
     from modules.catalog.sensitive_model import ANSWER_SCHEMA
+    from tht.generation_runtime import model_chat
 
-    client = OpenAICompatibleClient(env=os.environ)
-
-    def chat(prompt: GenerationPrompt) -> str:
-        answer = client.chat(
-            setup.profile,
-            [ChatMessage("system", prompt.system), ChatMessage("user", prompt.user)],
-            max_tokens=prompt.max_tokens,
-            timeout_ms=setup.timeout_ms,
-            json_schema=ANSWER_SCHEMA,
-            schema_name="sensitive_flags",
-        )
-        return answer.raw_text
-
-    return chat
+    return model_chat(setup, ANSWER_SCHEMA, "sensitive_flags")
 
 
 def suggest(

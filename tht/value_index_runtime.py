@@ -143,7 +143,7 @@ def load_value_index(app: App, state: CatalogState | None = None) -> ValueIndex 
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
     state = state or _verified_state(app)
-    if index.version != INDEX_VERSION or index.catalog_head != fingerprint(state):
+    if index.version != INDEX_VERSION or index.fingerprint != fingerprint(state):
         return None
     return index
 

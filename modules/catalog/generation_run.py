@@ -49,12 +49,14 @@ __all__ = [
     "Status",
     "TargetSelection",
     "build_prompt",
+    "column_metadata",
     "finish_status",
     "plan_batches",
     "plan_finished",
     "plan_generated",
     "plan_started",
     "select_targets",
+    "table_metadata",
     "validate_answer",
 ]
 
@@ -253,11 +255,22 @@ def _clip(text: str, limit: int = _MAX_CONTEXT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def build_prompt(state: CatalogState, batch: GenerationBatch, language: str) -> GenerationPrompt:
-    """The request for one batch: structural metadata only, never a value."""
-    table = state.tables[batch.table]
-    wanted = {t.column for t in batch.targets if t.column is not None}
-    columns = [
+def table_metadata(table: CatalogTable) -> dict[str, Any]:
+    """What a model may see of a Catalog Table: structure only, never a value."""
+    return {
+        "name": table.name,
+        "kind": table.kind,
+        "comment": _clip(table.comment),
+        "description": _clip(table.description),
+        "primary_key": list(table.primary_key),
+        "column_count": len(table.columns),
+    }
+
+
+def column_metadata(table: CatalogTable, wanted: set[str]) -> list[dict[str, Any]]:
+    """What a model may see of the ``wanted`` columns of ``table`` (in their order): name,
+    type, key, nullability, the observed comment and the Description — never a value."""
+    return [
         {
             "name": c.name,
             "type": c.type,
@@ -269,16 +282,15 @@ def build_prompt(state: CatalogState, batch: GenerationBatch, language: str) -> 
         for c in sorted(table.columns, key=lambda c: (c.position, c.name))
         if c.name in wanted
     ]
+
+
+def build_prompt(state: CatalogState, batch: GenerationBatch, language: str) -> GenerationPrompt:
+    """The request for one batch: structural metadata only, never a value."""
+    table = state.tables[batch.table]
+    wanted = {t.column for t in batch.targets if t.column is not None}
     request = {
-        "table": {
-            "name": table.name,
-            "kind": table.kind,
-            "comment": _clip(table.comment),
-            "description": _clip(table.description),
-            "primary_key": list(table.primary_key),
-            "column_count": len(table.columns),
-        },
-        "columns": columns,
+        "table": table_metadata(table),
+        "columns": column_metadata(table, wanted),
         "targets": [t.ref for t in batch.targets],
     }
     name = _LANGUAGE_NAMES.get(language, language)

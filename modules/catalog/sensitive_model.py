@@ -31,7 +31,9 @@ from modules.catalog.generation_run import (
     GenerationBatch,
     GenerationPrompt,
     GenerationTarget,
+    column_metadata,
     plan_batches,
+    table_metadata,
 )
 from modules.catalog.records import CatalogState, CatalogTable
 from modules.catalog.sensitive import SensitiveProposal
@@ -62,7 +64,6 @@ CATEGORIES = (
     "other",
 )
 _NOT_SENSITIVE = ("none", "")  # also accepted for a column the model says is not sensitive
-_MAX_CONTEXT_CHARS = 300
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -144,35 +145,13 @@ def plan_model_batches(tables: Sequence[CatalogTable], max_columns: int) -> list
     return plan_batches(targets, max_columns)
 
 
-def _clip(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_CONTEXT_CHARS else flat[: _MAX_CONTEXT_CHARS - 1] + "…"
-
-
 def build_prompt(state: CatalogState, batch: GenerationBatch) -> GenerationPrompt:
-    """The request for one batch: structural metadata only, never a value."""
+    """The request for one batch: structural metadata only, never a value (the same view of a
+    table as the Description Generation Run's), each column named ``table.column``."""
     table = state.tables[batch.table]
-    wanted = {t.column for t in batch.targets}
-    columns = [
-        {
-            "column": f"{table.name}.{c.name}",
-            "type": c.type,
-            "primary_key": c.pk,
-            "comment": _clip(c.comment),
-            "description": _clip(c.description),
-        }
-        for c in sorted(table.columns, key=lambda c: (c.position, c.name))
-        if c.name in wanted
-    ]
-    request = {
-        "table": {
-            "name": table.name,
-            "kind": table.kind,
-            "comment": _clip(table.comment),
-            "description": _clip(table.description),
-        },
-        "columns": columns,
-    }
+    wanted = {str(t.column) for t in batch.targets}
+    columns = [{"column": f"{table.name}.{c['name']}", **c} for c in column_metadata(table, wanted)]
+    request = {"table": table_metadata(table), "columns": columns}
     system = (
         "You review the structure of a database for personal and sensitive data. You see "
         "structural metadata only: table and column names, types, keys, the comment observed in "

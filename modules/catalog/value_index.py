@@ -74,7 +74,8 @@ class ValueMatch(msgspec.Struct, frozen=True, kw_only=True):
 
 class ValueIndex(msgspec.Struct, frozen=True, kw_only=True):
     version: int = INDEX_VERSION
-    catalog_head: str = ""
+    #: what it indexed (tht/value_index_runtime.py ``fingerprint``): stale when it differs
+    fingerprint: str = ""
     columns: tuple[ColumnValues, ...] = ()
     skipped_sensitive: tuple[str, ...] = ()
 
@@ -207,7 +208,7 @@ def distinct_sql(column: str, cap: int = VALUE_CAP) -> str:
 
 def build_value_index(
     state: CatalogState,
-    catalog_head: str,
+    fingerprint: str,
     distinct: Mapping[str, Sequence[Any]],
     *,
     cap: int = VALUE_CAP,
@@ -224,7 +225,7 @@ def build_value_index(
             ColumnValues(column=name, values=tuple(values[:cap]), truncated=len(raw) > cap)
         )
     return ValueIndex(
-        catalog_head=catalog_head, columns=tuple(columns), skipped_sensitive=tuple(sensitive)
+        fingerprint=fingerprint, columns=tuple(columns), skipped_sensitive=tuple(sensitive)
     )
 
 

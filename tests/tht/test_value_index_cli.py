@@ -66,9 +66,7 @@ def test_a_crafted_index_adds_no_column_the_database_does_not_confirm(ws: Ws) ->
 
 def test_a_stale_index_is_not_used(ws: Ws) -> None:
     index = msgspec.json.decode(index_file(ws).read_bytes(), type=ValueIndex)
-    index_file(ws).write_bytes(
-        msgspec.json.encode(msgspec.structs.replace(index, catalog_head="x"))
-    )
+    index_file(ws).write_bytes(msgspec.json.encode(msgspec.structs.replace(index, fingerprint="x")))
     done = ws.tht("catalog", "values", "find", "ablazione", "--json")
     assert done.code == 6 and "no fresh value index" in done.stderr
     session = ws.new_session(QUESTION)

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kernel.errors import NotFoundError, PolicyError, ThtError, UsageError
+from kernel.errors import NotFoundError, ThtError, UsageError
 from tht.web.app import WebContext, http_status, in_thread
 
 __all__ = ["routes"]
@@ -124,8 +124,7 @@ def _answer_body(raw: bytes) -> tuple[tuple[str, ...], bool, bool, str]:
 
 
 async def answer(ctx: WebContext, request: Request, reviewer: str) -> Response:
-    from tht.reviewer_actions import answer_review
-    from tht.web.pages import stale_reason
+    from tht.web.pages import checked_answer
 
     sid = str(request.path_params["sid"])
     seq = int(request.path_params["seq"])
@@ -135,22 +134,12 @@ async def answer(ctx: WebContext, request: Request, reviewer: str) -> Response:
     choose, approve, reject, rationale = _answer_body(raw)
 
     def work() -> Any:
-        app = _existing(ctx, sid)
-        stale = stale_reason(app, sid, seq)
-        if stale is not None:
-            raise _Denied(409, "conflict", stale)
-        try:
-            return answer_review(
-                app, sid, seq, actor=reviewer, choose=choose, approve=approve, reject=reject,
-                rationale=rationale,
-            )  # fmt: skip
-        except ThtError as err:
-            late = stale_reason(app, sid, seq)
-            if late is not None:
-                raise _Denied(409, "conflict", late) from err
-            if isinstance(err, PolicyError) and app.kernel.load(sid).state.review(seq) is None:
-                raise NotFoundError(f"seq {seq} is not a review request of this session") from err
-            raise
+        return checked_answer(
+            _existing(ctx, sid), sid, seq, actor=reviewer, choose=choose, approve=approve,
+            reject=reject, rationale=rationale,
+        )  # fmt: skip
 
     body = await in_thread(ctx, work, write=True)
+    if isinstance(body, str):
+        raise _Denied(409, "conflict", body)
     return JSONResponse(body)

@@ -25,7 +25,7 @@ from tht.web.app import (
     signin_page,
 )
 
-__all__ = ["routes", "stale_reason"]
+__all__ = ["checked_answer", "routes", "stale_reason"]
 
 _SESSION = re.compile(r"^[0-9A-Z]{26}$")
 _STAGE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -268,9 +268,27 @@ def stale_reason(app: Any, sid: str, seq: int) -> str | None:
     return f"review {seq} is closed (its stage moved on or was reopened); nothing was recorded"
 
 
-async def answer(ctx: WebContext, request: Request) -> Response:
+def checked_answer(app: Any, sid: str, seq: int, **answer: Any) -> dict[str, Any] | str:
+    """``tht review answer``'s body, or — when the review is no longer open, before the answer
+    or because another one won the race — why, naming who answered (the page's and the API's
+    409). A seq that is no review at all is NotFoundError."""
     from tht.reviewer_actions import answer_review
 
+    stale = stale_reason(app, sid, seq)
+    if stale is not None:
+        return stale
+    try:
+        return answer_review(app, sid, seq, **answer)
+    except ThtError as err:
+        late = stale_reason(app, sid, seq)  # lost a race: say to whom
+        if late is not None:
+            return late
+        if isinstance(err, PolicyError) and app.kernel.load(sid).state.review(seq) is None:
+            raise NotFoundError(f"seq {seq} is not a review request of this session") from err
+        raise
+
+
+async def answer(ctx: WebContext, request: Request) -> Response:
     browser = require_browser(ctx, request)
     sid = _session_id(request)
     seq = int(request.path_params["seq"])
@@ -288,22 +306,10 @@ async def answer(ctx: WebContext, request: Request) -> Response:
         )  # fmt: skip
 
     def work() -> Any:
-        app = _opened(ctx, browser, sid)
-        stale = stale_reason(app, sid, seq)
-        if stale is not None:
-            return stale
-        try:
-            return answer_review(
-                app, sid, seq, actor=browser.reviewer, choose=choose,
-                approve=decision == "approve", reject=decision == "reject", rationale=rationale,
-            )  # fmt: skip
-        except ThtError as err:
-            late = stale_reason(app, sid, seq)  # lost a race: say to whom
-            if late is not None:
-                return late
-            if isinstance(err, PolicyError) and app.kernel.load(sid).state.review(seq) is None:
-                raise NotFoundError(f"seq {seq} is not a review request of this session") from err
-            raise
+        return checked_answer(
+            _opened(ctx, browser, sid), sid, seq, actor=browser.reviewer, choose=choose,
+            approve=decision == "approve", reject=decision == "reject", rationale=rationale,
+        )  # fmt: skip
 
     try:
         done = await in_thread(ctx, work, write=True)
