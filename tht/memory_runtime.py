@@ -191,6 +191,7 @@ def _search(
     registry holds live, and how many distinct items the index returned before the floor."""
     from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, relevant, search
+    from modules.memory.terms import live_terms
     from tht.evidence_runtime import open_evidence
 
     runtime = open_evidence(app.workspace.root)
@@ -198,6 +199,7 @@ def _search(
         caps = _index_caps(app, runtime)
         header = check_index(caps, last_seq=state.last_seq, head=head)
         subjects = LiveSubjects(state)  # the mention signal's
+        terms = live_terms(state)  # the term signal's
         best: dict[str, Any] = {}
         seen: set[str] = set()
         for text in texts:
@@ -208,6 +210,7 @@ def _search(
                 limit=limit,
                 mode=mode,  # type: ignore[arg-type]
                 subjects=subjects,
+                terms=terms,
             )
             seen.update(h.id for h in raw)
             for hit in relevant(raw):

@@ -42,10 +42,12 @@ from modules.memory.index_capabilities import MemoryIndexCapabilities, MemoryInd
 if TYPE_CHECKING:
     from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
     from modules.memory.recall import RecallHit, RecallKind
+    from modules.memory.terms import TermIndex
 
 __all__ = [
     "DEFAULT_FLOOR",
     "MENTION_OFFSET",
+    "NAMED_RELEVANCE",
     "REINDEX_COMMAND",
     "ScoredMemoryHit",
     "SearchMode",
@@ -91,6 +93,8 @@ class ScoredMemoryHit(msgspec.Struct, frozen=True, kw_only=True):
     lexical: float | None
     #: a memory's :mod:`~modules.memory.mention` signal (None when it was not computed)
     mention: float | None = None
+    #: whether the question names the memory's subject (:mod:`~modules.memory.terms`)
+    named: bool = False
 
 
 def _unavailable(reason: str, message: str) -> MemoryIndexUnavailable:
@@ -174,10 +178,14 @@ def search(
     mode: SearchMode = "hybrid",
     kinds: Sequence[str] = INDEX_KINDS,
     subjects: Mapping[str, str] | None = None,
+    terms: TermIndex | None = None,
 ) -> list[ScoredMemoryHit]:
     """The best ``limit`` memories and solved questions for ``text`` (of ``kinds``), best first
     (score descending, then kind and id). ``subjects`` (memory id → subject, from the registry):
-    the memory hits also get their mention signal (dense modes only). Raises
+    the memory hits also get their mention signal (dense modes only). ``terms`` (the live
+    memories' subjects, :class:`~modules.memory.terms.TermIndex`): every memory whose subject
+    ``text`` names is marked ``named`` — added after the ranking when the ranking missed it
+    (hybrid mode only, the mode F2 uses). Raises
     ``VectorStoreError`` / ``EmbedderUnavailableError`` when a dependency fails (exit 6)."""
     if limit < 1:
         return []
@@ -195,7 +203,25 @@ def search(
     if subjects is not None and mode != "bm25":
         hits = _with_mentions(caps, text, hits, subjects)
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
-    return hits[:limit]
+    hits = hits[:limit]
+    if terms is not None and mode == "hybrid" and MEMORY_KIND in kinds:
+        hits = _with_names(hits, terms.named_in(text))
+    return hits
+
+
+def _with_names(hits: list[ScoredMemoryHit], named: set[str]) -> list[ScoredMemoryHit]:
+    if not named:
+        return hits
+    out = [
+        msgspec.structs.replace(h, named=True) if h.kind == MEMORY_KIND and h.id in named else h
+        for h in hits
+    ]
+    ranked = {h.id for h in hits if h.kind == MEMORY_KIND}
+    out.extend(
+        ScoredMemoryHit(id=item, kind=MEMORY_KIND, score=0.0, dense=None, lexical=None, named=True)
+        for item in sorted(named - ranked)
+    )
+    return out
 
 
 def _rank(
@@ -276,14 +302,22 @@ def _with_mentions(
 MENTION_OFFSET: Final = 0.1175
 
 
+#: the relevance of a memory whose subject the question names (:mod:`~modules.memory.terms`):
+#: above every floor and every cosine, so a named memory is always recalled and ranks first
+NAMED_RELEVANCE: Final = 1.0
+
+
 def relevance(hit: ScoredMemoryHit) -> float | None:
-    """The signal the floor applies to: the hit's dense cosine, or its mention signal less
+    """The signal the floor applies to: :data:`NAMED_RELEVANCE` when the question names the
+    memory's subject; else the hit's dense cosine, or its mention signal less
     :data:`MENTION_OFFSET` when that is higher. None when the hit is in neither (it came from
     BM25 alone): below every candidate that was, never relevant.
 
     Measured on the dev split, adding the BM25 score (weights 0.005 to 0.04 of a cosine point)
     moved dev hit@3 at the same false recall by at most one question: the simpler signal won.
     """
+    if hit.named:
+        return NAMED_RELEVANCE
     if hit.mention is None:
         return hit.dense
     named = hit.mention - MENTION_OFFSET

@@ -310,3 +310,39 @@ def test_header_fields_are_the_documented_ones() -> None:
         "memories",
         "solved",
     }
+
+
+def test_a_memory_the_question_names_is_recalled_even_when_the_ranking_misses_it(
+    index: Index,
+) -> None:
+    """The term signal (modules/memory/terms.py): "fatturato" is revenue in the shipped
+    lexicon, so an Italian question names the English memory although the hashing embedder
+    and BM25 share no word with it; it is marked ``named`` and clears every floor."""
+    from modules.memory.search import NAMED_RELEVANCE
+    from modules.memory.terms import live_terms
+
+    built = state()
+    index.build(built)
+    header = check_index(index.caps, last_seq=4, head="h1")
+    question = "Qual è il fatturato di marzo?"
+    plain = search(index.caps, header, question, limit=10)
+    assert "m-revenue" not in {h.id for h in relevant(plain)}
+    hits = search(index.caps, header, question, limit=10, terms=live_terms(built))
+    named = [h for h in hits if h.named]
+    assert [h.id for h in named] == ["m-revenue"]
+    recalled = relevant(hits)
+    assert recalled[0] == RecallHit(id="m-revenue", kind="memory", score=NAMED_RELEVANCE)
+    # dense and BM25 modes never add names (F2 searches hybrid)
+    dense = search(index.caps, header, question, limit=10, mode="dense", terms=live_terms(built))
+    assert not any(h.named for h in dense)
+
+
+def test_a_question_naming_nothing_adds_nothing(index: Index) -> None:
+    from modules.memory.terms import live_terms
+
+    built = state()
+    index.build(built)
+    header = check_index(index.caps, last_seq=4, head="h1")
+    question = "Quanti ordini sono stati annullati a febbraio?"
+    with_terms = search(index.caps, header, question, limit=10, terms=live_terms(built))
+    assert with_terms == search(index.caps, header, question, limit=10)

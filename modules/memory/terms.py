@@ -1,0 +1,332 @@
+"""The **term** signal: does the question name a memory's subject, word for word, in any
+inflection, or in the other language?
+
+The embedder's cosines cannot tell a translated term from a same-domain near-miss
+(multilingual-e5-small puts "overtime hours" closer to "lavoro agile" than to "straordinari"), so
+recall across Italian and English reads words instead. Both sides — the memory's subject and the
+question — become a sequence of **positions**, one per content word (stopwords of every
+workspace language dropped), each a set of keys:
+
+- ``c:<concept>`` when the word, or a run of up to four words, is a term of the bilingual
+  analytics lexicon (``data/lexicon.json``: "fatturato", "ricavi" and "revenue" are ``c:revenue``);
+- otherwise ``w:<word>`` (case and accents folded) and ``it:<stem>`` / ``en:<stem>`` (Snowball),
+  so "consegne" meets "consegna" and a loanword ("turnover", "FTE") meets itself.
+
+A subject is **named** when each of its *required* positions (the non-generic ones: "tasso" and
+"rate" say nothing on their own, so a subject of generic words alone is never named) shares a key
+with a position of the question, and those question positions lie close together: their span is
+at most the number of required positions plus :data:`MAX_GAP` (one modifier may stand between,
+"consegne *arrivate* in ritardo"; a phrase scattered across a sentence is not the term). The
+order is free ("30-day readmissions" names "riammissione a 30 giorni").
+
+Pure: the lexicon is data read once; stemming is ``py_rust_stemmers`` (the BM25 recipe's).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from itertools import product
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+import regex
+from py_rust_stemmers import SnowballStemmer
+
+from kernel.vectors._stopwords import STOPWORDS
+
+if TYPE_CHECKING:
+    from modules.memory.records import MemoryState
+
+__all__ = [
+    "LEXICON_VERSION",
+    "MAX_GAP",
+    "MAX_PHRASE",
+    "Lexicon",
+    "SubjectTerms",
+    "TermIndex",
+    "default_lexicon",
+    "language_of",
+    "lexicon_from",
+    "live_terms",
+    "named",
+    "positions",
+    "subject_terms",
+]
+
+LEXICON_VERSION: Final = 1
+MAX_PHRASE: Final = 4
+#: how many other content words may stand among a term's words in the question
+MAX_GAP: Final = 1
+_WORD: Final = regex.compile(r"[\p{Alphabetic}\p{N}]+")
+_STEMMERS: Final = {"it": SnowballStemmer("italian"), "en": SnowballStemmer("english")}
+_STOP: Final = frozenset().union(*(STOPWORDS[lang] for lang in ("it", "en")))
+
+Position = frozenset[str]
+
+
+@lru_cache(maxsize=65536)
+def _fold(word: str) -> str:
+    """Lowercase, accents removed (NFKD, combining marks dropped)."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
+
+
+@lru_cache(maxsize=65536)
+def _stem(lang: str, word: str) -> str:
+    return str(_STEMMERS[lang].stem_word(word))
+
+
+@lru_cache(maxsize=65536)
+def _word_keys(word: str, languages: tuple[str, ...]) -> frozenset[str]:
+    """A word's keys: its folded form and its Snowball stem in each of ``languages``."""
+    return frozenset({f"w:{_fold(word)}", *(f"{lang}:{_stem(lang, word)}" for lang in languages)})
+
+
+def language_of(text: str, hint: str = "") -> tuple[str, ...]:
+    """The languages to stem ``text`` with: ``hint`` when it is one the module stems, else the
+    language whose stopwords ``text`` uses more; both when neither does (a bare term such as
+    "return rate" gives no clue)."""
+    if hint in _STEMMERS:
+        return (hint,)
+    words = [m.group(0).casefold() for m in _WORD.finditer(text)]
+    counts = {lang: sum(1 for w in words if w in STOPWORDS[lang]) for lang in _STEMMERS}
+    best = max(counts.values())
+    top = tuple(lang for lang, n in counts.items() if n == best)
+    return top if best > 0 and len(top) == 1 else tuple(_STEMMERS)
+
+
+class Lexicon(msgspec.Struct, frozen=True, kw_only=True):
+    """Terms → concept keys, per language. ``exact`` maps a term's folded words
+    (``("it", "giro", "affari")``) to its concept, ``stemmed`` its Snowball stems — a stem two
+    concepts share ("fatturato" revenue and "fattura" invoice are both ``fattur``) resolves
+    nothing, so only the exact forms tell them apart. ``generic`` are the concepts that on their
+    own name nothing (rate, number, total…)."""
+
+    exact: Mapping[tuple[str, ...], str]
+    stemmed: Mapping[tuple[str, ...], str]
+    longest: int
+    generic: frozenset[str]
+    identity: str
+
+
+def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lexicon:
+    """A :class:`Lexicon` from the JSON shape of ``data/lexicon.json`` (``concepts``: ``{key,
+    en: [...], it: [...]}``; ``generic``: keys)."""
+    concepts = data.get("concepts")
+    if not isinstance(concepts, list):
+        raise ValueError("lexicon: 'concepts' must be a list")
+    exact: dict[tuple[str, ...], str] = {}
+    stemmed: dict[tuple[str, ...], str | None] = {}
+    longest = 1
+    for concept in concepts:
+        if not isinstance(concept, Mapping) or not isinstance(concept.get("key"), str):
+            raise ValueError("lexicon: every concept needs a string 'key'")
+        key = str(concept["key"])
+        for lang in _STEMMERS:
+            terms = concept.get(lang) or ()
+            if not isinstance(terms, list | tuple):
+                raise ValueError(f"lexicon: {key}.{lang} must be a list of terms")
+            for term in terms:
+                words = _words(str(term))[:MAX_PHRASE]
+                if not words:
+                    continue
+                longest = max(longest, len(words))
+                exact.setdefault((lang, *(_fold(w) for w in words)), key)
+                stem = (lang, *(_stem(lang, w) for w in words))
+                if stemmed.setdefault(stem, key) != key:
+                    stemmed[stem] = None  # two concepts share the stem: it resolves nothing
+    generic = data.get("generic") or []
+    if not isinstance(generic, list):
+        raise ValueError("lexicon: 'generic' must be a list")
+    return Lexicon(
+        exact=exact,
+        stemmed={k: v for k, v in stemmed.items() if v is not None},
+        longest=longest,
+        generic=frozenset(str(g) for g in generic),
+        identity=identity,
+    )
+
+
+@lru_cache(maxsize=1)
+def default_lexicon() -> Lexicon:
+    """The lexicon shipped with the module (read once per process)."""
+    import hashlib
+
+    raw = resources.files("modules.memory").joinpath("data/lexicon.json").read_bytes()
+    data = json.loads(raw)
+    version = data.get("version")
+    if version != LEXICON_VERSION:
+        raise ValueError(f"memory lexicon: version {version!r}, this tht reads {LEXICON_VERSION}")
+    return lexicon_from(data, identity=f"lexicon/v{version}/{hashlib.sha256(raw).hexdigest()[:16]}")
+
+
+def _lookup(lexicon: Lexicon, words: Sequence[str], languages: Sequence[str]) -> str | None:
+    """The concept of ``words`` as one term: the exact forms first, then the stems; in the
+    text's ``languages`` first, then in the others (a loanword: "day surgery" in an Italian
+    subject, "new hires" in an Italian question)."""
+    languages = (*languages, *(lang for lang in _STEMMERS if lang not in languages))
+    for lang in languages:
+        concept = lexicon.exact.get((lang, *(_fold(w) for w in words)))
+        if concept is not None:
+            return concept
+    for lang in languages:
+        concept = lexicon.stemmed.get((lang, *(_stem(lang, w) for w in words)))
+        if concept is not None:
+            return concept
+    return None
+
+
+def _single(lexicon: Lexicon, word: str, languages: tuple[str, ...]) -> tuple[Position, bool]:
+    """One word's position: its concept (beside its folded form) or its word keys."""
+    concept = _lookup(lexicon, (word,), languages)
+    if concept is None:
+        return _word_keys(word, languages), False
+    return frozenset({f"c:{concept}", f"w:{_fold(word)}"}), concept in lexicon.generic
+
+
+def _segments(text: str, lexicon: Lexicon, language: str) -> list[tuple[str | None, list[str]]]:
+    """``text``'s content words cut into lexicon terms, longest first from the left:
+    ``(concept, words)``, ``concept`` None for a word in no term of two or more words."""
+    languages = language_of(text, language)
+    words = _words(text)
+    out: list[tuple[str | None, list[str]]] = []
+    i = 0
+    while i < len(words):
+        for size in range(min(lexicon.longest, len(words) - i), 1, -1):
+            concept = _lookup(lexicon, words[i : i + size], languages)
+            if concept is not None:
+                out.append((concept, words[i : i + size]))
+                i += size
+                break
+        else:
+            out.append((None, [words[i]]))
+            i += 1
+    return out
+
+
+def positions(text: str, lexicon: Lexicon, *, language: str = "") -> list[tuple[Position, bool]]:
+    """``text``'s content positions, each its key set and whether it is generic. A word is its
+    concept beside its folded form (a loanword the lexicon files under different concepts in
+    the two languages, "turnover", still meets itself), or its word keys; a term of several
+    words is one position holding its concept and each word's keys ("late deliveries" names
+    "delivery" too). ``language``: the text's, when known (see :func:`language_of`)."""
+    languages = language_of(text, language)
+    out: list[tuple[Position, bool]] = []
+    for concept, words in _segments(text, lexicon, language):
+        singles = [_single(lexicon, w, languages) for w in words]
+        if concept is None:
+            out.append(singles[0])
+            continue
+        keys = frozenset({f"c:{concept}"}.union(*(p for p, _ in singles)))
+        out.append((keys, concept in lexicon.generic))
+    return out
+
+
+class SubjectTerms(msgspec.Struct, frozen=True, kw_only=True):
+    """A subject's ways of being named: each a tuple of required positions (see the module
+    docstring); the subject is named when one of them is met."""
+
+    alternatives: tuple[tuple[Position, ...], ...]
+
+    @property
+    def required(self) -> tuple[Position, ...]:
+        """The first way (its lexicon terms whole); () when the subject cannot be named."""
+        return self.alternatives[0] if self.alternatives else ()
+
+
+def subject_terms(subject: str, lexicon: Lexicon, *, language: str = "") -> SubjectTerms:
+    """A subject's required positions: its lexicon terms whole, the generic ones left out; and,
+    when it holds a term of several words, those words one by one ("consegna in ritardo" is
+    also "consegne arrivate in ritardo"), the generic ones left out unless that would leave a
+    single word to stand for the term ("day surgery" is not any surgery)."""
+    languages = language_of(subject, language)
+    segments = _segments(subject, lexicon, language)
+    whole = [
+        (frozenset({f"c:{concept}"}), concept in lexicon.generic)
+        if concept is not None
+        else _single(lexicon, words[0], languages)
+        for concept, words in segments
+    ]
+    ways: list[tuple[Position, ...]] = []
+    first = tuple(p for p, generic in whole if not generic)
+    if first:
+        ways.append(first)
+    if any(concept is not None for concept, _ in segments):
+        words = [w for _, ws in segments for w in ws]
+        singles = [_single(lexicon, w, languages) for w in words]
+        split = tuple(p for p, generic in singles if not generic)
+        if len(split) <= 1 and len(words) >= 2:
+            split = tuple(p for p, _ in singles)
+        if split and split not in ways:
+            ways.append(split)
+    return SubjectTerms(alternatives=tuple(ways))
+
+
+def _met(required: Sequence[Position], question: Sequence[tuple[Position, bool]]) -> bool:
+    where = [[i for i, (keys, _) in enumerate(question) if keys & need] for need in required]
+    if not required or any(not places for places in where):
+        return False
+    limit = len(required) + MAX_GAP
+    return any(
+        len(set(choice)) == len(choice) and max(choice) - min(choice) + 1 <= limit
+        for choice in product(*where)
+    )
+
+
+def named(terms: SubjectTerms, question: Sequence[tuple[Position, bool]]) -> bool:
+    """Whether the question's positions name the subject: for one of its ways, every required
+    position met, the meeting positions within a span of ``len(required) + MAX_GAP``."""
+    return any(_met(way, question) for way in terms.alternatives)
+
+
+class TermIndex:
+    """The subjects of many memories, inverted by key: :meth:`named_in` checks only the
+    memories that share a key with the question."""
+
+    def __init__(self, subjects: Iterable[tuple[str, str, str]], lexicon: Lexicon) -> None:
+        """``subjects``: ``(id, subject, language)`` triples (language "" when unknown)."""
+        self._terms: dict[str, SubjectTerms] = {}
+        self._by_key: dict[str, list[str]] = {}
+        for item, subject, language in subjects:
+            terms = subject_terms(subject, lexicon, language=language)
+            if not terms.alternatives:
+                continue
+            self._terms[item] = terms
+            # each way's first position: a question that names the subject meets one of them
+            keys = {key for way in terms.alternatives for key in way[0]}
+            for key in sorted(keys):
+                self._by_key.setdefault(key, []).append(item)
+        self._lexicon = lexicon
+
+    def named_in(self, text: str) -> set[str]:
+        """The ids whose subject ``text`` names."""
+        question = positions(text, self._lexicon)
+        keys = set().union(*(p for p, _ in question)) if question else set()
+        candidates = {item for key in keys for item in self._by_key.get(key, ())}
+        return {item for item in candidates if named(self._terms[item], question)}
+
+
+_LAST: list[tuple[MemoryState, str, TermIndex]] = []
+
+
+def live_terms(state: MemoryState, lexicon: Lexicon | None = None) -> TermIndex:
+    """The :class:`TermIndex` of the registry's live memories (the shipped lexicon unless one is
+    given). The last one built is kept for the process with the (immutable) state it was built
+    from, so a long-lived process (``tht serve``, a benchmark) builds it once per registry
+    state, and a state never borrows another's (the kept reference keeps its identity unique)."""
+    lexicon = lexicon if lexicon is not None else default_lexicon()
+    if _LAST and _LAST[0][0] is state and _LAST[0][1] == lexicon.identity:
+        return _LAST[0][2]
+    index = TermIndex(((m.memory_id, m.subject, m.language) for m in state.live()), lexicon)
+    _LAST[:] = [(state, lexicon.identity, index)]
+    return index

@@ -1,0 +1,148 @@
+"""The term signal (modules/memory/terms.py): a question names a memory's subject in any
+inflection, through the bilingual lexicon in the other language, and only when the subject's
+words stay together."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from modules.memory.terms import (
+    LEXICON_VERSION,
+    MAX_GAP,
+    TermIndex,
+    default_lexicon,
+    language_of,
+    lexicon_from,
+    named,
+    positions,
+    subject_terms,
+)
+
+LEXICON = lexicon_from(
+    {
+        "concepts": [
+            {"key": "revenue", "en": ["revenue", "net sales"], "it": ["fatturato", "ricavi"]},
+            {"key": "delivery", "en": ["delivery"], "it": ["consegna"]},
+            {"key": "late", "en": ["late", "delayed"], "it": ["in ritardo", "ritardo"]},
+            {"key": "rate", "en": ["rate"], "it": ["tasso"]},
+            {"key": "day", "en": ["day"], "it": ["giorno"]},
+            {"key": "readmission", "en": ["readmission"], "it": ["riammissione"]},
+            {"key": "total", "en": ["total"], "it": ["totale"]},
+        ],
+        "generic": ["rate", "total"],
+    }
+)
+
+SUBJECTS = [
+    ("revenue", "fatturato", "it"),
+    ("late", "consegna in ritardo", "it"),
+    ("turnover", "tasso di turnover", "it"),
+    ("readmission", "riammissione a 30 giorni", "it"),
+    ("generic", "tasso totale", "it"),
+]
+
+
+@pytest.fixture(scope="module")
+def index() -> TermIndex:
+    return TermIndex(SUBJECTS, LEXICON)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What was the revenue in March?", {"revenue"}),  # the other language, via a concept
+        ("Ricavi netti di marzo", {"revenue"}),  # a synonym
+        ("Quante consegne sono arrivate in ritardo?", {"late"}),  # inflection + one word between
+        ("How many deliveries arrived late last month?", {"late"}),
+        ("What was the voluntary turnover rate in 2024?", {"turnover"}),  # a loanword, generic rate
+        ("How many 30-day readmissions were there?", {"readmission"}),  # free order
+        ("Quali fornitori hanno consegnato merce al magazzino in ritardo?", set()),  # scattered
+        ("Qual è il tasso totale di assenze?", set()),  # generic words alone name nothing
+        ("How many deliveries were there?", set()),  # half a term
+    ],
+)
+def test_named_in(index: TermIndex, question: str, expected: set[str]) -> None:
+    assert index.named_in(question) == expected
+
+
+def test_a_subject_of_stopwords_or_generic_words_is_never_named() -> None:
+    assert subject_terms("il di the of", LEXICON).required == ()
+    assert subject_terms("total rate", LEXICON).required == ()
+    index = TermIndex([("x", "the of", "en"), ("y", "total rate", "en")], LEXICON)
+    assert index.named_in("the total rate of the day") == set()
+
+
+def test_language_of() -> None:
+    assert language_of("Quante consegne sono arrivate in ritardo") == ("it",)
+    assert language_of("How many deliveries were late") == ("en",)
+    assert language_of("return rate") == ("it", "en")  # no clue: both stemmers
+    assert language_of("anything", "en") == ("en",)
+
+
+def test_stems_follow_the_texts_language() -> None:
+    keys = positions("the deliveries", LEXICON, language="en")
+    assert keys == [(frozenset({"c:delivery", "w:deliveries"}), False)]
+    english = positions("carts", LEXICON, language="en")[0][0]
+    assert "en:cart" in english
+    assert not any(k.startswith("it:") for k in english)
+
+
+_WORDS = st.sampled_from(["alfa", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"])
+
+
+@given(
+    before=st.lists(_WORDS, max_size=4),
+    term=st.lists(_WORDS, min_size=1, max_size=3, unique=True),
+    after=st.lists(_WORDS, max_size=4),
+)
+def test_a_question_containing_the_subject_names_it(
+    before: list[str], term: list[str], after: list[str]
+) -> None:
+    empty = lexicon_from({"concepts": []})
+    question = positions(" ".join([*before, *term, *after]), empty, language="en")
+    assert named(subject_terms(" ".join(term), empty, language="en"), question)
+
+
+@given(
+    first=_WORDS,
+    second=_WORDS,
+    between=st.lists(st.sampled_from(["xray", "yankee", "zulu"]), min_size=MAX_GAP + 1, max_size=4),
+)
+def test_words_scattered_beyond_the_gap_do_not_name_it(
+    first: str, second: str, between: list[str]
+) -> None:
+    if first == second:
+        return
+    empty = lexicon_from({"concepts": []})
+    question = positions(" ".join([first, *between, second]), empty, language="en")
+    assert not named(subject_terms(f"{first} {second}", empty, language="en"), question)
+
+
+def test_the_shipped_lexicon() -> None:
+    """Loads, has its version, and no term belongs to two concepts in one language."""
+    from importlib import resources
+
+    raw = resources.files("modules.memory").joinpath("data/lexicon.json").read_bytes()
+    data = json.loads(raw)
+    assert data["version"] == LEXICON_VERSION
+    keys = [c["key"] for c in data["concepts"]]
+    assert len(keys) == len(set(keys))
+    for lang in ("it", "en"):
+        seen: dict[str, str] = {}
+        for concept in data["concepts"]:
+            for term in concept.get(lang, []):
+                assert seen.setdefault(term, concept["key"]) == concept["key"], term
+    assert set(data.get("generic", [])) <= set(keys)
+    lexicon = default_lexicon()
+    assert lexicon.identity.startswith(f"lexicon/v{LEXICON_VERSION}/")
+
+
+def test_a_bad_lexicon_is_refused() -> None:
+    with pytest.raises(ValueError, match="concepts"):
+        lexicon_from({"concepts": "nope"})
+    with pytest.raises(ValueError, match="key"):
+        lexicon_from({"concepts": [{"en": ["x"]}]})
