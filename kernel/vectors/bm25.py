@@ -22,19 +22,29 @@ whose engine serves the queries (``free_meal_count`` -> ``free``, ``meal``, ``co
 
 Several languages: stopwords of all of them are removed, stemming uses the first one (one
 stemmer is what Qdrant's BM25 configuration admits, and query and documents are stemmed alike).
+
+``stemming="per_language"`` (opt-in; the default is unchanged): a document is stemmed with its
+own language — the workspace language its function words show (:mod:`kernel.vectors.language`),
+the first one when they show none — and a query with every workspace language, each word's
+distinct stems once ("patients" -> ``patient`` (en), ``patients`` (it)). An English unit in an
+Italian-first workspace is then stemmed as English, and a query matches it whichever language
+it is written in. (Stemming documents with every language too was measured and rejected: the
+second language's stems of a word match unrelated words and BM25 gets worse; docs/evidence.md.)
+Tokens, ids and weights are otherwise the recipe's; the identity says ``stem=per_language:...``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Literal
 
 import mmh3
 import regex
 from py_rust_stemmers import SnowballStemmer
 
 from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.language import detect_language
 from kernel.vectors.records import SparseVector
 
 __all__ = ["BM25_RECIPE_VERSION", "SNOWBALL_LANGUAGES", "Bm25Encoder", "token_id"]
@@ -63,6 +73,7 @@ class Bm25Encoder:
         k1: float = 1.2,
         b: float = 0.75,
         avg_len: float = 256.0,
+        stemming: Literal["first", "per_language"] = "first",
     ) -> None:
         if not languages:
             raise ValueError("bm25: at least one language is needed")
@@ -81,7 +92,13 @@ class Bm25Encoder:
         self._stopwords: frozenset[str] = frozenset().union(
             *(STOPWORDS[lang] for lang in self.languages)
         )
+        if stemming not in ("first", "per_language"):
+            raise ValueError(f"bm25: stemming must be 'first' or 'per_language', got {stemming!r}")
+        self.stemming: Literal["first", "per_language"] = stemming
         self._stemmer = SnowballStemmer(SNOWBALL_LANGUAGES[self.languages[0]])
+        self._stemmers = {
+            lang: SnowballStemmer(SNOWBALL_LANGUAGES[lang]) for lang in self.languages
+        }
 
     @property
     def stem_language(self) -> str:
@@ -91,16 +108,23 @@ class Bm25Encoder:
     @property
     def identity(self) -> str:
         """A string that changes whenever the vectors for a given text would change."""
+        stem = self.languages[0]
+        if self.stemming == "per_language":
+            stem = "per_language:" + "+".join(self.languages)
         return (
-            f"bm25/v{BM25_RECIPE_VERSION}/stem={self.languages[0]}"
+            f"bm25/v{BM25_RECIPE_VERSION}/stem={stem}"
             f"/stop={'+'.join(sorted(self.languages))}"
             f"/k1={self.k1:g}/b={self.b:g}/avg_len={self.avg_len:g}"
         )
 
-    def tokens(self, text: str) -> list[str]:
-        """The stems of ``text`` in order, stopwords removed (diagnostics and tests)."""
+    def tokens(self, text: str, *, language: str | None = None) -> list[str]:
+        """The stems of ``text`` in order, stopwords removed (diagnostics and tests).
+
+        ``language`` (a workspace language) stems with that one instead of the first.
+        """
         stems: list[str] = []
-        stem = self._stemmer.stem_word
+        lang = language if language in self._stemmers else self.languages[0]
+        stem = self._stemmers[lang].stem_word
         stopwords = self._stopwords
         for raw in _SEPARATORS.split(text):
             if not raw:
@@ -111,9 +135,26 @@ class Bm25Encoder:
             stems.append(stem(token))
         return stems
 
+    def document_language(self, text: str) -> str:
+        """The language a document is stemmed with (``per_language``: its own, else the first)."""
+        if self.stemming == "per_language":
+            found = detect_language(text, self.languages)
+            if found is not None:
+                return found
+        return self.languages[0]
+
+    def query_tokens(self, text: str) -> list[str]:
+        """The distinct stems of a query (``per_language``: over every workspace language)."""
+        if self.stemming != "per_language":
+            return self.tokens(text)
+        seen: dict[str, None] = {}
+        for lang in self.languages:
+            seen.update(dict.fromkeys(self.tokens(text, language=lang)))
+        return list(seen)
+
     def embed_document(self, text: str) -> SparseVector:
         """TF-weighted sparse vector of a document (indices ascending)."""
-        stems = self.tokens(text)
+        stems = self.tokens(text, language=self.document_language(text))
         if not stems:
             return SparseVector(indices=(), values=())
         counts: Counter[int] = Counter()
@@ -126,5 +167,5 @@ class Bm25Encoder:
 
     def embed_query(self, text: str) -> SparseVector:
         """Unit-weighted sparse vector of a query: each distinct term once (indices ascending)."""
-        indices = tuple(sorted({token_id(stem) for stem in self.tokens(text)}))
+        indices = tuple(sorted({token_id(stem) for stem in self.query_tokens(text)}))
         return SparseVector(indices=indices, values=(1.0,) * len(indices))

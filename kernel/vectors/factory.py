@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kernel.errors import UsageError
 
@@ -158,8 +158,10 @@ def open_embedder(
     return CachedEmbedder.in_folder(inner, workspace.cache_dir)
 
 
-def bm25_encoder(settings: Any) -> Bm25Encoder:
-    """The BM25 encoder for the workspace's ``languages``."""
+def bm25_encoder(
+    settings: Any, *, stemming: Literal["first", "per_language"] = "first"
+) -> Bm25Encoder:
+    """The BM25 encoder for the workspace's ``languages`` (``stemming``: see Bm25Encoder)."""
     from kernel.vectors.bm25 import Bm25Encoder
 
-    return Bm25Encoder(tuple(settings.languages))
+    return Bm25Encoder(tuple(settings.languages), stemming=stemming)

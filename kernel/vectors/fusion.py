@@ -14,16 +14,30 @@ the Evidence evaluation set records dense, BM25 and fused positions (glossary).
 The formula is Qdrant's, so ``k`` means what it means in ``Fusion.Rrf(k=...)``: a point at
 0-based position ``p`` of a ranking contributes ``1 / (k + p)``; contributions are summed in a
 fixed order (dense, then BM25).
+
+:func:`weighted_rrf_fuse` (beside it; ``rrf_fuse`` and its callers are unchanged) weighs the two
+rankings: a point at 0-based position ``p`` contributes ``weight / (k + p)``, BM25's weight
+optionally scaled per point (a caller lowers BM25 where the query and the point are in different
+languages). A ranking of weight 0 contributes nothing, and a point no ranking scores is dropped,
+so weights ``(1, 0)`` return the dense ranking and ``(0, 1)`` the BM25 ranking, in their order.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-__all__ = ["FusedHit", "RankedHit", "complete_top", "order_hits", "rrf_fuse"]
+__all__ = [
+    "FusedHit",
+    "RankedHit",
+    "complete_top",
+    "order_hits",
+    "rrf_fuse",
+    "weighted_rrf_fuse",
+]
 
 
 class RankedHit(msgspec.Struct, frozen=True):
@@ -100,3 +114,53 @@ def rrf_fuse(
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + position)
     ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[: max(limit, 0)]
     return [FusedHit(pid, score, dense_rank.get(pid), bm25_rank.get(pid)) for pid, score in ordered]
+
+
+def weighted_rrf_fuse(
+    dense: Sequence[RankedHit],
+    bm25: Sequence[RankedHit],
+    *,
+    k: int,
+    dense_weight: float,
+    bm25_weight: float,
+    limit: int,
+    bm25_scale: Mapping[Any, float] | None = None,
+) -> list[FusedHit]:
+    """Weighted RRF of two rankings (already in :func:`order_hits` order); top ``limit``.
+
+    Score: ``dense_weight / (k + p_dense) + bm25_weight * scale(id) / (k + p_bm25)`` over the
+    rankings a point is in (``scale`` from ``bm25_scale``, 1.0 when absent). Points whose score is
+    0 are dropped. Order: fused score descending, then point id ascending. Weights and scales must
+    be finite and >= 0, and the two weights must not both be 0.
+    """
+    if k < 1:
+        raise ValueError(f"rrf k must be at least 1, got {k}")
+    for name, weight in (("dense_weight", dense_weight), ("bm25_weight", bm25_weight)):
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {weight}")
+    if dense_weight == 0 and bm25_weight == 0:
+        raise ValueError("dense_weight and bm25_weight cannot both be 0")
+    scales = bm25_scale or {}
+    scores: dict[Any, float] = {}
+    dense_rank: dict[Any, int] = {}
+    bm25_rank: dict[Any, int] = {}
+    for ranking, ranks, weight, scaled in (
+        (dense, dense_rank, dense_weight, False),
+        (bm25, bm25_rank, bm25_weight, True),
+    ):
+        for position, hit in enumerate(ranking):
+            if hit.id in ranks:  # defensive, as in rrf_fuse
+                continue
+            ranks[hit.id] = position + 1
+            w = weight * _scale(scales, hit.id) if scaled else weight
+            if w > 0:
+                scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + position)
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[: max(limit, 0)]
+    return [FusedHit(pid, score, dense_rank.get(pid), bm25_rank.get(pid)) for pid, score in ordered]
+
+
+def _scale(scales: Mapping[Any, float], pid: Any) -> float:
+    value = float(scales.get(pid, 1.0))
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"bm25 scale must be a finite number >= 0, got {value}")
+    return value

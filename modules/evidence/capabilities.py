@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from modules.evidence.catalog import EvidencePaths
+from modules.evidence.fusion import DEFAULT_FUSION, FusionSettings
 
 if TYPE_CHECKING:
     from kernel.vectors import Embedder, SparseVector, VectorStore
@@ -41,6 +42,9 @@ class EvidenceSettings:
     max_chunk_chars: int = 4000
     rrf_k: int = 60
     prefetch_limit: int = 50
+    # how hybrid search fuses dense and BM25 (modules/evidence/fusion.py); every generation
+    # records the one it was evaluated with
+    fusion: FusionSettings = DEFAULT_FUSION
 
 
 @dataclass(frozen=True)

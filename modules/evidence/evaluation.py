@@ -1,9 +1,10 @@
 """Evaluating a generation on the Evidence evaluation set.
 
 Glossary ("Evidence evaluation set"): a generation passes when every question retrieves at least
-one expected unit in the top 10 of the RRF fusion; the top 5 is informative; dense, BM25 and fused
-positions are kept for diagnostics. Positions are unit ranks (fragments grouped per unit), 1-based,
-``None`` when no expected unit is within the first :data:`DIAGNOSTIC_DEPTH` units.
+one expected unit in the top 10 of the workspace's fusion (``evidence.fusion``: weighted or plain
+RRF); the top 5 is informative; dense, BM25 and fused positions are kept for diagnostics.
+Positions are unit ranks (fragments grouped per unit), 1-based, ``None`` when no expected unit is
+within the first :data:`DIAGNOSTIC_DEPTH` units.
 """
 
 from __future__ import annotations

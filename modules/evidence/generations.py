@@ -43,6 +43,9 @@ class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
     units: int
     fragments: int
     evaluation: dict[str, Any] | None = None
+    # the fusion search used when the generation was evaluated (modules/evidence/fusion.py:
+    # method, k, weights); None in records written before fusions were recorded
+    fusion: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]

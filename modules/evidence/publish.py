@@ -2,7 +2,8 @@
 
 1. reconcile units, sources and manifest (the reconciled manifest is recorded); blocked units —
    any review item — are not published, and are listed;
-2. if nothing changed since the active generation (same fingerprint) nothing is built;
+2. if nothing changed since the active generation (same fingerprint, same fusion) nothing is
+   built;
 3. stage: ensure the collection (creating it, or adding the ``bm25`` vector to a dense-only one
    without losing its data: the Additive BM25 upgrade), then write every fragment as a point of a
    new generation id — invisible to searches, which filter on the active id;
@@ -145,7 +146,13 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
     )
     store = caps.vector_store()
     active = previous.active
-    if active is not None and active.fingerprint == print_ and _intact(caps, active):
+    fusion = caps.settings.fusion.to_json()  # another fusion: a new generation, evaluated with it
+    if (
+        active is not None
+        and active.fingerprint == print_
+        and active.fusion == fusion
+        and _intact(caps, active)
+    ):
         return PublishReport("unchanged", active, blocked, tuple(warnings), None)
 
     metadata_keys = sorted({k for u in units for k in u.front.metadata})
@@ -185,6 +192,7 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         units=len(units),
         fragments=written,
         evaluation=_summary(report),
+        fusion=fusion,
     )
     save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
     store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
@@ -232,6 +240,7 @@ def evaluate_generation(
             mode=mode,
             rrf_k=caps.settings.rrf_k,
             prefetch_limit=caps.settings.prefetch_limit,
+            fusion=caps.settings.fusion,
         )
 
     return evaluate(

@@ -3,9 +3,10 @@
 One query embeds the Evidence query text twice — dense (the embedder, query role) and sparse
 (BM25) — and asks the vector store for the dense and the BM25 rankings under the same filter
 (``kind: evidence``, the generation, the mandatory purpose, optional Evidence kinds and
-``--where`` metadata), fused by RRF with the workspace's explicit ``k``
-(kernel/vectors/store.py: one engine call for both rankings). Fragments are then grouped per
-unit: a unit ranks at its best fragment, and units with equal scores order by unit id.
+``--where`` metadata) in one engine call (kernel/vectors/store.py), fused by the workspace's
+fusion (:mod:`modules.evidence.fusion`: plain RRF with an explicit ``k``, or weighted,
+language-aware RRF). Fragments are then grouped per unit: a unit ranks at its best fragment, and
+units with equal scores order by unit id.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
     from kernel.vectors.embedder import Embedder
     from modules.evidence.capabilities import SparseEncoder
+    from modules.evidence.fusion import FusionSettings
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -38,6 +40,7 @@ EXCERPT_CHARS = 400
 class QueryVectors:
     dense: Any  # a 1-D float array
     sparse: SparseVector
+    text: str = ""  # the Evidence query text (its language steers the weighted fusion)
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,9 @@ class RankedUnit:
 
 
 def embed_query(embedder: Embedder, bm25: SparseEncoder, text: str) -> QueryVectors:
-    return QueryVectors(dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(text))
+    return QueryVectors(
+        dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(text), text=text
+    )
 
 
 def evidence_filter(
@@ -109,14 +114,22 @@ def rank_units(
     mode: Mode = "hybrid",
     rrf_k: int = 60,
     prefetch_limit: int = 50,
+    fusion: FusionSettings | None = None,
 ) -> list[RankedUnit]:
-    """The top ``limit`` units for one query (raises ``VectorStoreError`` when unavailable)."""
+    """The top ``limit`` units for one query (raises ``VectorStoreError`` when unavailable).
+
+    ``hybrid`` fuses with ``fusion`` (None: plain RRF with ``rrf_k``, the former behaviour).
+    """
     from kernel.vectors import VectorFilter
 
     fetch = fetch_size(limit)
     corpus = VectorFilter(kind="evidence", match={"generation": generation})
     hits: list[ScoredPoint]
-    if mode == "hybrid":
+    if mode == "hybrid" and fusion is not None and fusion.method == "weighted":
+        hits = _weighted_hits(store, vectors, where, fusion, fetch, prefetch_limit, corpus)
+    elif mode == "hybrid":
+        if fusion is not None:
+            rrf_k = fusion.rrf_k
         hits = store.query_hybrid(
             dense=vectors.dense,
             sparse=vectors.sparse,
@@ -133,6 +146,37 @@ def rank_units(
             sparse=vectors.sparse, where=where, limit=fetch, idf_corpus=corpus
         )
     return group_units(hits, limit)
+
+
+def _weighted_hits(
+    store: VectorStore,
+    vectors: QueryVectors,
+    where: VectorFilter,
+    fusion: FusionSettings,
+    fetch: int,
+    prefetch_limit: int,
+    corpus: VectorFilter,
+) -> list[ScoredPoint]:
+    """Both rankings from one ``query_hybrid`` call, then the weighted fusion.
+
+    Asking for every candidate (``2 * prefetch``, the most the union can hold) returns each one
+    with its rank in each ranking, which is all weighted RRF needs: the rankings are rebuilt
+    from those ranks, exactly as the store ordered them.
+    """
+    from modules.evidence.fusion import fuse_rankings
+
+    prefetch = max(prefetch_limit, fetch)
+    union = store.query_hybrid(
+        dense=vectors.dense,
+        sparse=vectors.sparse,
+        where=where,
+        limit=2 * prefetch,
+        prefetch_limit=prefetch,
+        idf_corpus=corpus,
+    )
+    dense = sorted((h for h in union if h.dense_rank is not None), key=lambda h: h.dense_rank or 0)
+    bm25 = sorted((h for h in union if h.bm25_rank is not None), key=lambda h: h.bm25_rank or 0)
+    return fuse_rankings(dense, bm25, fusion, query_text=vectors.text, limit=fetch)
 
 
 def group_units(hits: Sequence[ScoredPoint], limit: int) -> list[RankedUnit]:

@@ -140,6 +140,7 @@ def search_evidence(
             mode=mode,
             rrf_k=caps.settings.rrf_k,
             prefetch_limit=caps.settings.prefetch_limit,
+            fusion=caps.settings.fusion,
         )
     except _Unavailable as err:
         return SearchOutcome(

@@ -1,0 +1,183 @@
+"""How Evidence fuses its dense and BM25 rankings: plain RRF, or weighted and language-aware.
+
+``rrf`` is the baseline: both rankings count alike (``kernel.vectors.fusion.rrf_fuse``, the
+store's ``query_hybrid``). ``weighted`` (the default) is weighted RRF
+(``kernel.vectors.fusion.weighted_rrf_fuse``): each ranking has a weight, so the fusion can lean
+on the ranking that is stronger, and BM25's weight is multiplied by ``cross_lingual_bm25`` for a
+fragment whose language differs from the query's — an Italian question shares few words with an
+English unit, and BM25's ranking of it is mostly noise that would push the dense ranking's
+answer down. Languages come from function words (``kernel.vectors.language``); a text without
+a clear language never counts as a mismatch.
+
+The defaults were chosen on the development split of ``make eval-evidence`` (BIRD mini-dev,
+English questions and Italian paraphrases, ``question_id % 5 == 0``; docs/evidence.md) and each
+generation records the fusion it was evaluated with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Final, Literal
+
+from kernel.errors import UsageError
+
+if TYPE_CHECKING:
+    from kernel.vectors import ScoredPoint
+
+__all__ = [
+    "DEFAULT_FUSION",
+    "FUSION_METHODS",
+    "FusionMethod",
+    "FusionSettings",
+    "fuse_rankings",
+    "fusion_settings",
+    "language_of",
+]
+
+FusionMethod = Literal["rrf", "weighted"]
+FUSION_METHODS: Final = ("rrf", "weighted")
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """One fusion, validated: ``UsageError`` (exit 2) on a bad method, ``k`` or weight."""
+
+    # defaults: chosen on the dev split of `make eval-evidence` (docs/evidence.md)
+    method: FusionMethod = "weighted"
+    rrf_k: int = 2
+    dense_weight: float = 0.4
+    bm25_weight: float = 0.6
+    cross_lingual_bm25: float = 0.5
+    languages: tuple[str, ...] = ("it", "en")
+
+    def __post_init__(self) -> None:
+        where = "evidence.fusion"
+        if self.method not in FUSION_METHODS:
+            raise UsageError(
+                f"{where}.method: must be one of {', '.join(FUSION_METHODS)}, got {self.method!r}"
+            )
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+            raise UsageError(f"{where}.rrf_k: must be an integer >= 1, got {self.rrf_k!r}")
+        for name in ("dense_weight", "bm25_weight", "cross_lingual_bm25"):
+            value = getattr(self, name)
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                raise UsageError(f"{where}.{name}: must be a finite number >= 0, got {value!r}")
+        if self.cross_lingual_bm25 > 1:
+            raise UsageError(
+                f"{where}.cross_lingual_bm25: must be at most 1 (it lowers BM25's weight), "
+                f"got {self.cross_lingual_bm25!r}"
+            )
+        if self.method == "weighted" and self.dense_weight == 0 and self.bm25_weight == 0:
+            raise UsageError(f"{where}: dense_weight and bm25_weight cannot both be 0")
+
+    def to_json(self) -> dict[str, object]:
+        """What a generation records (``rrf``: its ``k`` only, weights do not apply)."""
+        if self.method == "rrf":
+            return {"method": "rrf", "rrf_k": self.rrf_k}
+        return {
+            "method": "weighted",
+            "rrf_k": self.rrf_k,
+            "dense_weight": self.dense_weight,
+            "bm25_weight": self.bm25_weight,
+            "cross_lingual_bm25": self.cross_lingual_bm25,
+        }
+
+
+DEFAULT_FUSION: Final = FusionSettings()
+
+
+def fusion_settings(
+    method: str,
+    *,
+    rrf_k: int,
+    dense_weight: float,
+    bm25_weight: float,
+    cross_lingual_bm25: float,
+    languages: Sequence[str] = ("it", "en"),
+) -> FusionSettings:
+    """Build and validate from loose values (``workspace.yaml``); ``UsageError`` if invalid."""
+    if method not in FUSION_METHODS:
+        raise UsageError(
+            f"evidence.fusion.method: must be one of {', '.join(FUSION_METHODS)}, got {method!r}"
+        )
+    return FusionSettings(
+        method=method,  # type: ignore[arg-type]  # checked just above
+        rrf_k=rrf_k,
+        dense_weight=dense_weight,
+        bm25_weight=bm25_weight,
+        cross_lingual_bm25=cross_lingual_bm25,
+        languages=tuple(languages),
+    )
+
+
+@lru_cache(maxsize=65536)
+def language_of(text: str, languages: tuple[str, ...] = ("it", "en")) -> str | None:
+    """The language of a query or fragment text (cached: fragment texts repeat across queries)."""
+    from kernel.vectors.language import detect_language
+
+    return detect_language(text, languages)
+
+
+def fuse_rankings(
+    dense: Sequence[ScoredPoint],
+    bm25: Sequence[ScoredPoint],
+    fusion: FusionSettings,
+    *,
+    query_text: str,
+    limit: int,
+) -> list[ScoredPoint]:
+    """Fuse two fragment rankings (each in the store's order) into the top ``limit`` fragments.
+
+    The result carries each point's payload and its 1-based rank in each ranking.
+    """
+    from kernel.vectors import ScoredPoint
+    from kernel.vectors.fusion import RankedHit, rrf_fuse, weighted_rrf_fuse
+
+    points = {p.id: p for p in dense}
+    for p in bm25:
+        points.setdefault(p.id, p)
+    dense_hits = [RankedHit(p.id, p.score) for p in dense]
+    bm25_hits = [RankedHit(p.id, p.score) for p in bm25]
+    if fusion.method == "rrf":
+        fused = rrf_fuse(dense_hits, bm25_hits, k=fusion.rrf_k, limit=limit)
+    else:
+        fused = weighted_rrf_fuse(
+            dense_hits,
+            bm25_hits,
+            k=fusion.rrf_k,
+            dense_weight=fusion.dense_weight,
+            bm25_weight=fusion.bm25_weight,
+            limit=limit,
+            bm25_scale=_cross_lingual_scale(bm25, fusion, query_text),
+        )
+    return [
+        ScoredPoint(
+            id=f.id,
+            score=f.score,
+            payload=points[f.id].payload,
+            dense_rank=f.dense_rank,
+            bm25_rank=f.bm25_rank,
+        )
+        for f in fused
+    ]
+
+
+def _cross_lingual_scale(
+    bm25: Sequence[ScoredPoint], fusion: FusionSettings, query_text: str
+) -> dict[str, float]:
+    """``cross_lingual_bm25`` for each BM25 hit in another language than the query's."""
+    if fusion.cross_lingual_bm25 == 1.0:
+        return {}
+    query_lang = language_of(query_text, fusion.languages)
+    if query_lang is None:
+        return {}
+    scale: dict[str, float] = {}
+    for p in bm25:
+        lang = language_of(str(p.payload.get("text", "")), fusion.languages)
+        if lang is not None and lang != query_lang:
+            scale[p.id] = fusion.cross_lingual_bm25
+    return scale
