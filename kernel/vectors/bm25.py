@@ -6,7 +6,7 @@ tokenizer Qdrant shares between its full-text index and its BM25 inference) appl
 1. split the text at every character that is neither alphabetic nor numeric (Unicode
    ``Alphabetic`` / general category ``N``, like Rust's ``char::is_alphanumeric``);
 2. lowercase each token (full Unicode lowercasing);
-3. drop stopwords: the union of the workspace languages' lists (:mod:`kernel.vectors._stopwords`);
+3. drop stopwords: the union of the workspace languages' lists (:mod:`kernel.vectors.stopwords`);
 4. Snowball-stem with the first workspace language (``rust-stemmers``, the crate Qdrant and
    fastembed use; the pure-Python ``snowballstemmer`` 3.x stems differently, e.g. "added");
 5. token id = ``abs(mmh3_32(stem, seed 0))`` read as a signed 32-bit integer;
@@ -43,9 +43,9 @@ import mmh3
 import regex
 from py_rust_stemmers import SnowballStemmer
 
-from kernel.vectors._stopwords import STOPWORDS
 from kernel.vectors.language import detect_language
 from kernel.vectors.records import SparseVector
+from kernel.vectors.stopwords import STOPWORDS
 
 __all__ = ["BM25_RECIPE_VERSION", "SNOWBALL_LANGUAGES", "Bm25Encoder", "token_id"]
 

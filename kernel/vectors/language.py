@@ -2,7 +2,7 @@
 
 The same rule as the router's detector (``modules/routing/text.py``: words that are function
 words in one language only, accented vowels counting for Italian), over the Snowball stop lists
-the BM25 recipe already uses (:mod:`kernel.vectors._stopwords`), so that every module can use it
+the BM25 recipe already uses (:mod:`kernel.vectors.stopwords`), so that every module can use it
 through the kernel (a module never imports another). A text with no deciding evidence — a
 formula, a list of identifiers, as many English as Italian cues — has no language (``None``):
 callers treat it as "same language", never as a mismatch.
@@ -16,7 +16,7 @@ from typing import Final
 
 import regex
 
-from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.stopwords import STOPWORDS
 
 __all__ = ["detect_language"]
 

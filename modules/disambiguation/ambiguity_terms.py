@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kernel.schema_view import SchemaView
-from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.stopwords import STOPWORDS
 
 __all__ = [
     "MAX_PHRASE",

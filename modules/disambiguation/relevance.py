@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.stopwords import STOPWORDS
 from modules.disambiguation.ambiguity_terms import Stemmer, default_stem, identifier_words
 
 __all__ = ["GENERIC_WORDS", "Relevance", "ScopeVocabulary", "content_words", "judge_relevance"]

@@ -36,7 +36,8 @@ import msgspec
 import regex
 from py_rust_stemmers import SnowballStemmer
 
-from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.language import detect_language
+from kernel.vectors.stopwords import STOPWORDS
 
 if TYPE_CHECKING:
     from modules.memory.records import MemoryState
@@ -94,15 +95,12 @@ def _word_keys(word: str, languages: tuple[str, ...]) -> frozenset[str]:
 
 def language_of(text: str, hint: str = "") -> tuple[str, ...]:
     """The languages to stem ``text`` with: ``hint`` when it is one the module stems, else the
-    language whose stopwords ``text`` uses more; both when neither does (a bare term such as
-    "return rate" gives no clue)."""
+    language its function words show (:func:`kernel.vectors.language.detect_language`); both
+    when they show none (a bare term such as "return rate" gives no clue)."""
     if hint in _STEMMERS:
         return (hint,)
-    words = [m.group(0).casefold() for m in _WORD.finditer(text)]
-    counts = {lang: sum(1 for w in words if w in STOPWORDS[lang]) for lang in _STEMMERS}
-    best = max(counts.values())
-    top = tuple(lang for lang, n in counts.items() if n == best)
-    return top if best > 0 and len(top) == 1 else tuple(_STEMMERS)
+    found = detect_language(text, tuple(_STEMMERS))
+    return (found,) if found is not None else tuple(_STEMMERS)
 
 
 class Lexicon(msgspec.Struct, frozen=True, kw_only=True):

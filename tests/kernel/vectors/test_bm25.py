@@ -16,8 +16,8 @@ import qdrant_edge as qe
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernel.vectors._stopwords import STOPWORDS
 from kernel.vectors.bm25 import Bm25Encoder, token_id
+from kernel.vectors.stopwords import STOPWORDS
 from tests.contract import vector_corpus as corpus
 
 _LANGUAGE = {"it": qe.Language.Italian, "en": qe.Language.English}

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from kernel import events as ev
 from kernel.schema_view import SchemaView, StaticSchemaView
-from kernel.vectors._stopwords import STOPWORDS
+from kernel.vectors.stopwords import STOPWORDS
 from modules.disambiguation.ambiguity import detect_ambiguities
 from modules.disambiguation.ambiguity_records import OPEN_OPTION, AmbiguityReport
 from modules.disambiguation.ambiguity_rules import AGGREGATE_CUES, AGGREGATE_NAMES
