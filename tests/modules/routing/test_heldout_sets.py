@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from modules.routing.evaluation import validate_case
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CATALOGS = REPO / "golden" / "routing" / "catalogs"
 EVALS = REPO / "golden" / "routing" / "evals"
 HELDOUT = EVALS / "heldout17"
