@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -34,10 +33,15 @@ from tests.support.openai_server import (
     Status,
     Step,
 )
-from tests.support.sensitive_data import SENSITIVE, bind, leaks, workspace_files
-from tests.support.sparse_copy import copytree_sparse
+from tests.support.sensitive_data import SENSITIVE, leaks, workspace_files
+from tests.support.synced_catalog import (
+    ok,
+    replace_workspace,
+    synced_workspace,
+    use_model_config,
+    write_model_config,
+)
 from tests.tht.conftest import Result, run_tht
-from tests.tht.memory.support import environment
 
 Tht = Callable[..., Result]
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,11 +51,6 @@ TARGETS = 15
 BATCHES = 4
 #: a marker only the raw answers carry (an unknown target's text): it must never be stored
 RAW_MARKER = "Rawmarkerxyzzy"
-
-
-def ok(done: Result) -> Any:
-    assert done.code == 0, done.stdout + done.stderr
-    return done.json()
 
 
 def lines(ws: Path) -> list[dict[str, Any]]:
@@ -82,19 +81,8 @@ def describe_all(request: RecordedRequest) -> Step:
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace bound to the seeded database, synced, its personal columns flagged."""
-    root = tmp_path_factory.mktemp("generate") / "ws"
-    env = {
-        "THT_WORKSPACE": str(root),
-        "THT_CLOCK": "fixed:2026-01-01T00:00:00Z",
-        "THT_SEED": "7",
-        "THT_HOME": str(root.parent / "home"),
-        "THT_ACTOR": None,
-        "THT_SESSION": None,
-    }
-    with environment(env):
-        assert run_tht("workspace", "init", str(root)).code == 0
-        bind(root)
-        ok(run_tht("catalog", "sync", "--json"))
+
+    def flag_personal_columns() -> None:
         ok(
             run_tht(
                 "catalog",
@@ -109,7 +97,8 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "--json",
             )
         )
-    return root
+
+    return synced_workspace(tmp_path_factory, "generate", then=flag_personal_columns)
 
 
 @pytest.fixture
@@ -117,15 +106,6 @@ def server() -> Iterator[OpenAITestServer]:
     with OpenAITestServer(flavor="ollama") as s:
         s.responder = describe_all
         yield s
-
-
-def write_config(path: Path, server: OpenAITestServer | None, **extra: Any) -> None:
-    section: dict[str, Any] = {"generation_profile": "ollama-local", "batch_columns": 4}
-    if server is not None:
-        section["base_url"] = server.base_url
-    section["timeout_ms"] = 1500
-    section.update(extra)
-    path.write_text(json.dumps({"catalog": section}), encoding="utf-8")
 
 
 @pytest.fixture
@@ -136,12 +116,8 @@ def ws(
     server: OpenAITestServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Path:
-    shutil.rmtree(workspace)
-    copytree_sparse(synced, workspace)
-    config = tmp_path / "config.yaml"
-    write_config(config, server)
-    monkeypatch.setenv("THT_CONFIG", str(config))
-    return workspace
+    use_model_config(tmp_path, server, monkeypatch)
+    return replace_workspace(synced, workspace)
 
 
 def everything_leaked(ws: Path, server: OpenAITestServer, *outputs: Result) -> list[str]:
@@ -291,7 +267,7 @@ def test_a_provider_failure_is_counted_and_the_run_goes_on(
 def test_failures_in_a_row_end_the_run_failed_and_keep_what_was_saved(
     ws: Path, tht: Tht, server: OpenAITestServer, tmp_path: Path
 ) -> None:
-    write_config(tmp_path / "config.yaml", server, batch_columns=2)
+    write_model_config(tmp_path / "config.yaml", server, batch_columns=2)
     calls: list[int] = []
 
     def responder(request: RecordedRequest) -> Step:
@@ -456,14 +432,14 @@ def test_the_model_is_configured_at_setup_level_only(
     config.unlink()
     none = tht("catalog", "generate")
     assert none.code == 2 and "catalog.generation_profile" in none.stderr
-    write_config(config, None)  # keyless, no explicit endpoint
+    write_model_config(config, None)  # keyless, no explicit endpoint
     keyless = tht("catalog", "generate")
     assert keyless.code == 2 and "explicit endpoint" in keyless.stderr
-    write_config(config, None, generation_profile="ollama-cloud")
+    write_model_config(config, None, generation_profile="ollama-cloud")
     monkeypatch.setenv("OLLAMA_API_KEY", "k")
     cloud = tht("catalog", "generate")
     assert cloud.code == 2 and "cloud_opt_in" in cloud.stderr
-    write_config(config, server, bogus=1)
+    write_model_config(config, server, bogus=1)
     typo = tht("catalog", "generate")
     assert typo.code == 2 and "catalog.bogus" in typo.stderr
     # a keyed profile of the file, its endpoint given there
@@ -477,7 +453,7 @@ def test_the_model_is_configured_at_setup_level_only(
         "responseFormat": "json-object",
         "remoteDataPolicy": "local-only",
     }
-    write_config(config, None, generation_profile="mine", profiles={"mine": profile})
+    write_model_config(config, None, generation_profile="mine", profiles={"mine": profile})
     monkeypatch.setenv("GEN_KEY", "secret-gen-key")
     body = ok(tht("catalog", "generate", "--scope", "ordini", "--json"))
     assert body["profile"] == "mine"

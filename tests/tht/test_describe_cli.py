@@ -6,26 +6,18 @@ the golden catalog ledger of a whole curation story."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.sensitive_data import bind
-from tests.support.sparse_copy import copytree_sparse
-from tests.tht.conftest import Result, run_tht
-from tests.tht.memory.support import environment
+from tests.support.synced_catalog import ok, replace_workspace, synced_workspace
+from tests.tht.conftest import Result
 
 Tht = Callable[..., Result]
 ANN = ("--as", "human:ann")
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "catalog"
-
-
-def ok(done: Result) -> Any:
-    assert done.code == 0, done.stdout + done.stderr
-    return done.json()
 
 
 def ledger(ws: Path) -> bytes:
@@ -35,27 +27,12 @@ def ledger(ws: Path) -> bytes:
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One workspace bound to the seeded database and synced, copied by each test."""
-    root = tmp_path_factory.mktemp("describe") / "ws"
-    env = {
-        "THT_WORKSPACE": str(root),
-        "THT_CLOCK": "fixed:2026-01-01T00:00:00Z",
-        "THT_SEED": "7",
-        "THT_HOME": str(root.parent / "home"),
-        "THT_ACTOR": None,
-        "THT_SESSION": None,
-    }
-    with environment(env):
-        assert run_tht("workspace", "init", str(root)).code == 0
-        bind(root)
-        ok(run_tht("catalog", "sync", "--json"))
-    return root
+    return synced_workspace(tmp_path_factory, "describe")
 
 
 @pytest.fixture
 def ws(synced: Path, workspace: Path) -> Path:
-    shutil.rmtree(workspace)
-    copytree_sparse(synced, workspace)
-    return workspace
+    return replace_workspace(synced, workspace)
 
 
 def propose(tht: Tht, target: str, text: str, monkeypatch: pytest.MonkeyPatch) -> Any:

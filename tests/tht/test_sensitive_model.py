@@ -12,7 +12,6 @@ agent may suggest, never set. Plus the pure validation of an answer (Hypothesis)
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,15 @@ from tests.support.openai_server import (
     Status,
     Step,
 )
-from tests.support.sensitive_data import SENSITIVE, bind, leaks, workspace_files
-from tests.support.sparse_copy import copytree_sparse
-from tests.tht.conftest import Result, run_tht
-from tests.tht.memory.support import environment
+from tests.support.sensitive_data import SENSITIVE, leaks, workspace_files
+from tests.support.synced_catalog import (
+    ok,
+    replace_workspace,
+    synced_workspace,
+    use_model_config,
+    write_model_config,
+)
+from tests.tht.conftest import Result
 
 Tht = Callable[..., Result]
 FLAGGED = [f"clienti.{c}" for c in SENSITIVE]
@@ -46,11 +50,6 @@ RAW_MARKER = "Rawmarkerxyzzy"
 #: what only the prompt says
 PROMPT_MARKER = "personal and sensitive data"
 SUGGEST = ("catalog", "sensitive", "suggest")
-
-
-def ok(done: Result) -> Any:
-    assert done.code == 0, done.stdout + done.stderr
-    return done.json()
 
 
 def ledger_lines(ws: Path) -> list[dict[str, Any]]:
@@ -90,20 +89,7 @@ def judge(request: RecordedRequest) -> Step:
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace bound to the seeded database and synced; nothing flagged."""
-    root = tmp_path_factory.mktemp("sensitive-model") / "ws"
-    env = {
-        "THT_WORKSPACE": str(root),
-        "THT_CLOCK": "fixed:2026-01-01T00:00:00Z",
-        "THT_SEED": "7",
-        "THT_HOME": str(root.parent / "home"),
-        "THT_ACTOR": None,
-        "THT_SESSION": None,
-    }
-    with environment(env):
-        assert run_tht("workspace", "init", str(root)).code == 0
-        bind(root)
-        ok(run_tht("catalog", "sync", "--json"))
-    return root
+    return synced_workspace(tmp_path_factory, "sensitive-model")
 
 
 @pytest.fixture
@@ -111,15 +97,6 @@ def server() -> Any:
     with OpenAITestServer(flavor="ollama") as s:
         s.responder = judge
         yield s
-
-
-def write_config(path: Path, server: OpenAITestServer | None, **extra: Any) -> None:
-    section: dict[str, Any] = {"generation_profile": "ollama-local", "batch_columns": 4}
-    if server is not None:
-        section["base_url"] = server.base_url
-    section["timeout_ms"] = 1500
-    section.update(extra)
-    path.write_text(json.dumps({"catalog": section}), encoding="utf-8")
 
 
 @pytest.fixture
@@ -130,12 +107,8 @@ def ws(
     server: OpenAITestServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Path:
-    shutil.rmtree(workspace)
-    copytree_sparse(synced, workspace)
-    config = tmp_path / "config.yaml"
-    write_config(config, server)
-    monkeypatch.setenv("THT_CONFIG", str(config))
-    return workspace
+    use_model_config(tmp_path, server, monkeypatch)
+    return replace_workspace(synced, workspace)
 
 
 def snapshot(ws: Path) -> dict[Path, bytes]:
@@ -364,7 +337,7 @@ def test_without_a_configured_model_or_with_offline_no_request_is_made(
     assert ok(none)["mode"] == "offline"
     assert "no generation model configured" in none.stderr and "offline pre-pass" in none.stderr
     assert server.chat_requests() == []
-    write_config(tmp_path / "config.yaml", None)  # keyless, no explicit endpoint
+    write_model_config(tmp_path / "config.yaml", None)  # keyless, no explicit endpoint
     wrong = tht(*SUGGEST, "--json")
     assert wrong.code == 2 and "explicit endpoint" in wrong.stderr
 
