@@ -82,6 +82,17 @@ def bind(
 
 def encode(value: object) -> Param:
     """One parameter as libpq takes it."""
+    if type(value) is str:  # the usual three first, by exact type (a bool is no int here)
+        if "\x00" not in value:
+            try:
+                return 0, 0, value.encode()
+            except UnicodeEncodeError:
+                pass
+        return 0, 0, _text(value)  # (its error)
+    if type(value) is bytes:
+        return _BYTEA, 1, value
+    if type(value) is int:
+        return _INT8, 0, str(value).encode()
     if value is None:
         return 0, 0, None
     if isinstance(value, str):

@@ -20,13 +20,14 @@ its parent's (see :mod:`kernel.store.postgres_conn`).
 
 from __future__ import annotations
 
+import array
 import ctypes
 import os
 import select
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from ctypes import c_char_p, c_int, c_uint, c_void_p
+from ctypes import c_char_p, c_uint, c_void_p
 from typing import Any
 
 from kernel.log import get_logger
@@ -51,17 +52,27 @@ PREPARE_AFTER = 2
 _IN_ERROR = 3  # PQtransactionStatus: in a failed transaction
 _NO_SUCH_STATEMENT = "26000"  # invalid_sql_statement_name: a prepared statement is gone
 Params = Mapping[str, object] | Sequence[object] | None
+#: the ctypes array type of a statement's values, by count
+_VALUES: dict[int, Any] = {}
+#: each statement's parameter formats (its types decide them), as libpq reads them
+_FORMATS: dict[tuple[str, tuple[int, ...]], array.array[int]] = {}
 
 
 class _Statement:
     """A statement ready to send: its text, prepared name (if any), types and values."""
 
-    __slots__ = ("encoded", "name", "oids", "text")
+    __slots__ = ("encoded", "formats", "name", "oids", "text")
 
     def __init__(
-        self, text: str, name: bytes | None, oids: tuple[int, ...], encoded: list[Param]
+        self,
+        text: str,
+        name: bytes | None,
+        oids: tuple[int, ...],
+        encoded: list[Param],
+        formats: array.array[int],
     ) -> None:
         self.text, self.name, self.oids, self.encoded = text, name, oids, encoded
+        self.formats = formats
 
 
 class Connection:
@@ -176,19 +187,28 @@ class Connection:
             encoded = [encode(value) for value in values]
         except ValueError as err:
             raise PgError(str(err), sqlstate="22021") from None
-        oids = tuple(oid for oid, _, _ in encoded)
+        oids = tuple([oid for oid, _, _ in encoded])
         key = (text, oids)
         name = self._prepared.get(key)
-        if name is None and self._runs.get(key, 0) + 1 >= PREPARE_AFTER:
-            name = self._prepare(lib, pg, key)
-        self._runs[key] = self._runs.get(key, 0) + 1
-        return _Statement(text, name, oids, encoded)
+        if name is None:
+            runs = self._runs[key] = self._runs.get(key, 0) + 1
+            if runs >= PREPARE_AFTER:
+                name = self._prepare(lib, pg, key)
+        formats = _FORMATS.get(key)
+        if formats is None:
+            formats = _FORMATS[key] = array.array("i", [fmt for _, fmt, _ in encoded])
+        return _Statement(text, name, oids, encoded, formats)
 
     def _dispatch(self, lib: Any, pg: int, statement: _Statement) -> None:
         n = len(statement.encoded)
-        data = (c_char_p * n)(*(value for _, _, value in statement.encoded))
-        lengths = (c_int * n)(*(len(value or b"") for _, _, value in statement.encoded))
-        formats = (c_int * n)(*(fmt for _, fmt, _ in statement.encoded))
+        kind = _VALUES.get(n)
+        if kind is None:
+            kind = _VALUES[n] = c_char_p * n
+        values = [value for _, _, value in statement.encoded]
+        data = kind(*values)
+        sizes = array.array("i", [0 if value is None else len(value) for value in values])
+        # the arrays' addresses: both stay referenced (alive) until the call returns
+        lengths, formats = sizes.buffer_info()[0], statement.formats.buffer_info()[0]
         if statement.name is not None:
             sent = lib.PQsendQueryPrepared(pg, statement.name, n, data, lengths, formats, 1)
         else:
@@ -248,12 +268,15 @@ class Connection:
         return outcome
 
     def _wait(self, lib: Any, pg: int) -> None:
-        while True:
+        """Until the next result can be read without blocking: input is read only when libpq
+        has none buffered (no read of an empty socket, one system call, per result)."""
+        while lib.PQisBusy(pg):
+            sock = lib.PQsocket(pg)
+            if sock < 0:
+                raise self._lost()
+            select.select([sock], [], [])
             if not lib.PQconsumeInput(pg):
                 raise self._lost()
-            if not lib.PQisBusy(pg):
-                return
-            select.select([lib.PQsocket(pg)], [], [])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -253,10 +253,12 @@ def read_result(lib: Any, res: int) -> Rows | PgError:
     for row in range(rows):
         out.append(
             tuple(
-                None
-                if null(res, row, column)
-                else read(at(value(res, row, column), length(res, row, column)))
-                for column, read in enumerate(decoders)
+                [
+                    None
+                    if null(res, row, column)
+                    else read(at(value(res, row, column), length(res, row, column)))
+                    for column, read in enumerate(decoders)
+                ]
             )
         )
     return Rows(out, True)

@@ -20,7 +20,10 @@ which moves the head row first (the check would cost every append a lookup of th
 updated). No index beyond the primary key either: each is paid by every append.
 
 ``tht_outbox`` (version 2) holds the after-finalize outbox's items
-(:mod:`kernel.store.postgres_outbox`).
+(:mod:`kernel.store.postgres_outbox`). Version 3 keeps the rules an append writes against
+(``kind`` one of three, ``last_seq >= 0``, ``seq > 0``) as a foreign key to
+``tht_ledger_kinds`` and the domains ``tht_last_seq`` and ``tht_seq`` instead of CHECK
+constraints, which the server re-plans on every append.
 
 The tables live in the first schema of the role's ``search_path`` (``public`` by default; put
 ``options=-csearch_path%3Dtht`` in the URL for another).
@@ -118,11 +121,38 @@ _INITIAL = (
     "ALTER TABLE tht_caches ALTER COLUMN data SET STORAGE EXTERNAL",
 )
 
+# Version 3: the rules an append writes against, kept, but checked without re-planning them
+# on every append. PostgreSQL reads and plans a table's CHECK constraints anew for every
+# statement that writes a row of it — every append updates the head row and inserts a line —
+# whereas a domain's constraint is compiled once per session, and a foreign key whose column the
+# update leaves alone is not looked at. Measured (pg_stat_statements, least time of 3,000): the
+# head row's UPDATE 6.3-6.8 us with its two CHECKs, 3.3-3.5 with these; a line's INSERT
+# 3.5-3.7 with ``seq > 0`` as a CHECK, 2.4-2.7 as a domain. The domains are attached before
+# they get their rule (no rewrite of the tables; adding the rule checks the rows once).
+_WRITE_RULES = (
+    "CREATE DOMAIN tht_last_seq AS bigint",
+    "CREATE DOMAIN tht_seq AS bigint",
+    "CREATE TABLE tht_ledger_kinds (kind text PRIMARY KEY)",
+    "INSERT INTO tht_ledger_kinds (kind) VALUES ('session'), ('catalog'), ('memory')",
+    """ALTER TABLE tht_ledgers
+        ALTER COLUMN last_seq TYPE tht_last_seq,
+        ADD CONSTRAINT tht_ledgers_kind_fkey FOREIGN KEY (kind) REFERENCES tht_ledger_kinds,
+        DROP CONSTRAINT tht_ledgers_kind_check,
+        DROP CONSTRAINT tht_ledgers_last_seq_check""",
+    """ALTER TABLE tht_ledger_events
+        ALTER COLUMN seq TYPE tht_seq,
+        DROP CONSTRAINT tht_ledger_events_seq_check""",
+    "ALTER DOMAIN tht_last_seq ADD CONSTRAINT tht_last_seq_check CHECK (VALUE >= 0)",
+    "ALTER DOMAIN tht_seq ADD CONSTRAINT tht_seq_check CHECK (VALUE > 0)",
+)
+
 #: every migration, in order; a released one is never edited (add the next version instead)
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "ledgers_objects_caches", _INITIAL),
     # the after-finalize outbox (kernel.store.postgres_outbox)
     Migration(2, "outbox", OUTBOX_TABLE),
+    # the rules of the head row and of a line as domains and a foreign key (cheaper appends)
+    Migration(3, "write_rules", _WRITE_RULES),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -22,7 +22,9 @@ from kernel.events import Event, info_of
 
 __all__ = [
     "APPEND",
+    "APPEND_FIRST",
     "APPEND_ONE",
+    "APPEND_ONE_FIRST",
     "CHANNEL",
     "ENSURE",
     "LAST",
@@ -45,41 +47,49 @@ _PAYLOAD = msgspec.json.Encoder(order="deterministic")
 LOCK = f"SELECT last_seq, head FROM tht_ledgers WHERE {WHERE} FOR UPDATE"
 LAST = f"SELECT seq, line FROM tht_ledger_events WHERE {WHERE} ORDER BY seq DESC LIMIT 1"
 # The append, in one statement: the head moves only from (expected, prev) when the last row is
-# still line ``expected`` and hashes to prev (no row after it); the lines go in only when it
-# moved. The last row is found with ORDER BY seq DESC LIMIT 1: an EXISTS on seq = expected made
-# the server's cached (generic) plan cost grow with the ledger's length. A batch of one line (the
-# usual append) binds scalars; a longer one, arrays (binding them costs more). The second
-# column says whether a view listens (the module doc).
-_MOVE = f"""
-WITH moved AS (
-    UPDATE tht_ledgers SET last_seq = %(last)s::bigint, head = %(head)s
-    WHERE {WHERE} AND last_seq = %(expected)s::bigint
-      AND (head = %(prev)s OR (head IS NULL AND %(expected)s::bigint = 0))
-      AND CASE WHEN %(expected)s::bigint = 0
-          THEN NOT EXISTS (SELECT 1 FROM tht_ledger_events WHERE {WHERE})
-          ELSE (SELECT seq = %(expected)s::bigint AND sha256(line) = %(prev_digest)s
-                FROM tht_ledger_events WHERE {WHERE} ORDER BY seq DESC LIMIT 1) IS TRUE
-          END
-    RETURNING 1
-), added AS (
-    INSERT INTO tht_ledger_events
-        (workspace, ledger, seq, type, actor, stage, ts, payload, prev, line)
-    {{rows}}
+# still line ``expected`` and hashes to prev (no row after it) — or, for a ledger's first append,
+# when it has no row at all —, and the lines go in only when it moved. The last row is found
+# with ORDER BY seq DESC LIMIT 1: an EXISTS on seq = expected made the server's cached (generic)
+# plan cost grow with the ledger's length. Four texts, so that each plan holds only what it
+# runs (the server initializes every node of a plan on every execution, taken or not): after a
+# line or first; one line (the usual append: scalars, inserted FROM the moved head row,
+# answering one row — or none when the head did not move) or a batch (arrays, binding them
+# costs more; answering the count of lines inserted). Each answer says whether a view listens
+# (the module doc), computed only once the lines are in.
+_LISTENING = (
+    "CASE WHEN pg_try_advisory_lock(%(listening)s::bigint) "
+    "THEN NOT pg_advisory_unlock(%(listening)s::bigint) ELSE true END"
+)
+_MOVE = f"""UPDATE tht_ledgers SET last_seq = %(last)s::bigint, head = %(head)s
+    WHERE {WHERE} AND {{anchored}}
+    RETURNING 1"""
+_AFTER = f"""last_seq = %(expected)s::bigint AND head = %(prev)s
+      AND (SELECT seq = %(expected)s::bigint AND sha256(line) = %(prev_digest)s
+           FROM tht_ledger_events WHERE {WHERE} ORDER BY seq DESC LIMIT 1) IS TRUE"""
+_FIRST = f"""last_seq = 0 AND (head IS NULL OR head = %(prev)s)
+      AND NOT EXISTS (SELECT 1 FROM tht_ledger_events WHERE {WHERE})"""
+_COLUMNS = "(workspace, ledger, seq, type, actor, stage, ts, payload, prev, line)"
+_ONE = f"""WITH moved AS ({_MOVE})
+INSERT INTO tht_ledger_events {_COLUMNS}
+SELECT %(ws)s, %(key)s, %(last)s::bigint, %(type)s, %(actor)s, %(stage)s, %(ts)s,
+    %(payload)s::jsonb, %(prev)s, %(line)s FROM moved
+RETURNING {_LISTENING}"""
+_MANY = f"""WITH moved AS ({_MOVE}), added AS (
+    INSERT INTO tht_ledger_events {_COLUMNS}
+    SELECT %(ws)s, %(key)s, e.* FROM unnest(%(seqs)s::bigint[], %(types)s::text[],
+        %(actors)s::text[], %(stages)s::text[], %(tss)s::text[], %(payloads)s::jsonb[],
+        %(prevs)s::text[], %(lines)s::bytea[]) AS e
     WHERE EXISTS (SELECT 1 FROM moved)
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM added), CASE WHEN pg_try_advisory_lock(%(listening)s::bigint)
-    THEN NOT pg_advisory_unlock(%(listening)s::bigint) ELSE true END
-"""
-APPEND_ONE = _MOVE.format(
-    rows="SELECT %(ws)s, %(key)s, %(last)s::bigint, %(type)s, %(actor)s, %(stage)s, %(ts)s, "
-    "%(payload)s::jsonb, %(prev)s, %(line)s"
-)
-APPEND = _MOVE.format(
-    rows="SELECT %(ws)s, %(key)s, e.* FROM unnest(%(seqs)s::bigint[], %(types)s::text[], "
-    "%(actors)s::text[], %(stages)s::text[], %(tss)s::text[], %(payloads)s::jsonb[], "
-    "%(prevs)s::text[], %(lines)s::bytea[]) AS e"
-)
+SELECT (SELECT count(*) FROM added), {_LISTENING}"""
+#: the append of one line after line ``expected`` (> 0): one row ``(listening,)``, or none
+APPEND_ONE = _ONE.replace("{anchored}", _AFTER)
+#: the append of a batch after line ``expected`` (> 0): ``(lines inserted, listening)``
+APPEND = _MANY.replace("{anchored}", _AFTER)
+#: a ledger's first append, of one line / of a batch (answers as above)
+APPEND_ONE_FIRST = _ONE.replace("{anchored}", _FIRST)
+APPEND_FIRST = _MANY.replace("{anchored}", _FIRST)
 # The notice of a committed append, in a transaction of its own: it writes no WAL, so its
 # commit waits for no flush, and it holds the notify queue's lock only that long.
 NOTIFY = f"SELECT pg_notify('{CHANNEL}', %(notice)s)"

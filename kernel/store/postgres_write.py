@@ -71,7 +71,9 @@ from kernel.store.postgres_conn import ConnectionLost, Database
 from kernel.store.postgres_libpq import UNIQUE_VIOLATION, PgError
 from kernel.store.postgres_statements import (
     APPEND,
+    APPEND_FIRST,
     APPEND_ONE,
+    APPEND_ONE_FIRST,
     CHANNEL,
     ENSURE,
     LAST,
@@ -322,19 +324,22 @@ class LedgerWriter(ABC):
         """The append statement: whether the head moved (the lines are in), and whether a view
         listens (:mod:`kernel.store.postgres_statements`)."""
         events, lines, head = built
-        params = self._params(
+        params = append_params(events, lines)  # a new dict: the rest goes in it
+        params.update(
+            ws=self._ws,
+            key=self._key,
             last=events[-1].seq,
             head=head,
             expected=expected,
             prev=prev,
             prev_digest=bytes.fromhex(prev),
             listening=self._listening,
-            **append_params(events, lines),
         )
-        row = conn.execute(APPEND_ONE if len(events) == 1 else APPEND, params).fetchone()
-        if row is None:
-            return False, False
-        return int(row[0]) == len(lines), bool(row[1])
+        if len(events) == 1:  # one row (listening,) when the line is in, none otherwise
+            row = conn.execute(APPEND_ONE if expected else APPEND_ONE_FIRST, params).fetchone()
+            return (False, False) if row is None else (True, bool(row[0]))
+        row = conn.execute(APPEND if expected else APPEND_FIRST, params).fetchone()
+        return (False, False) if row is None else (int(row[0]) == len(lines), bool(row[1]))
 
     # ------------------------------------------------------------------ repair
 

@@ -101,7 +101,7 @@ def test_the_cli_golden_session_gives_the_same_json_on_postgres(
         1,
         18,  # the CLI golden session: F2 ran by itself when F1 was skipped
     )
-    assert body["url_env"] == "THT_STORE_URL" and body["schema_version"] == 2
+    assert body["url_env"] == "THT_STORE_URL" and body["schema_version"] == 3
     _no_secret(status, dsn)
 
 
@@ -164,8 +164,8 @@ def test_store_init_applies_the_schema_once_and_is_human_only(
     assert first.code == 0, first.stderr
     assert first.json() == {
         "kind": "postgres",
-        "applied": ["0001_ledgers_objects_caches", "0002_outbox"],
-        "schema_version": 2,
+        "applied": ["0001_ledgers_objects_caches", "0002_outbox", "0003_write_rules"],
+        "schema_version": 3,
         "by": "human:ann",
     }
     second = run_tht("store", "init", *H, "--json")
@@ -288,7 +288,7 @@ def test_doctor_checks_reachability_and_the_schema_version(
     done = run_tht("doctor", "--json")
     checks = {c["name"]: c for c in done.json()["checks"]}
     assert checks["store"]["verdict"] == "ok", checks["store"]
-    assert "reachable, schema version 2" in checks["store"]["detail"]
+    assert "reachable, schema version 3" in checks["store"]["detail"]
     assert checks["sessions"]["verdict"] == "ok"
     empty = postgres_server.dsn(postgres_server.create_database("tht_store_cli_empty"))
     monkeypatch.setenv("THT_STORE_URL", empty)

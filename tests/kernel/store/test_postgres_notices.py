@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -134,15 +135,22 @@ def test_the_listening_lock_lives_with_the_listener_and_only_for_its_workspace(
     listener = listen(pg_dsn, workspace=ws)
     listener.start()
     key = listening_key(ws) & 0xFFFFFFFFFFFFFFFF  # pg_locks shows a bigint key as two oids
-    held = witness.execute(
-        "SELECT mode, granted FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
-        "AND classid::bigint = %s AND objid::bigint = %s",
-        (key >> 32, key & 0xFFFFFFFF),
-    ).fetchall()
-    assert held == [("ShareLock", True)]
+
+    def held() -> list[tuple[Any, ...]]:
+        return witness.execute(
+            "SELECT mode, granted FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
+            "AND classid::bigint = %s AND objid::bigint = %s",
+            (key >> 32, key & 0xFFFFFFFF),
+        ).fetchall()
+
+    assert held() == [("ShareLock", True)]
     ledger.append([_receipt("b")], expected_last_seq=2, clock=FixedClock())
     assert _heard(witness, ws, expect=1) == [f"{ws}:session:{SESSION}:3"]
-    listener.close()  # its connection ends: the lock with it
+    listener.close()  # its connection ends: the lock with it, once the server saw it end
+    deadline = time.monotonic() + 10
+    while held() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert held() == []
     ledger.append([_receipt("c")], expected_last_seq=3, clock=FixedClock())
     assert _heard(witness, ws, expect=0, wait=0.3) == []
 

@@ -57,7 +57,7 @@ def _ok(item: OutboxItem) -> None:
 def test_the_outbox_table_is_migration_2_and_an_old_schema_asks_for_store_init(
     postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert [m.label for m in MIGRATIONS] == ["0001_ledgers_objects_caches", "0002_outbox"]
+    assert [m.label for m in MIGRATIONS][:2] == ["0001_ledgers_objects_caches", "0002_outbox"]
     dsn = postgres_server.dsn(postgres_server.create_database("tht_outbox_schema"))
     with monkeypatch.context() as patch:  # a database of the previous tht: version 1 only
         patch.setattr(postgres_schema, "MIGRATIONS", MIGRATIONS[:1])
@@ -65,12 +65,12 @@ def test_the_outbox_table_is_migration_2_and_an_old_schema_asks_for_store_init(
     assert schema_version(dsn) == 1
     outbox, db = _outbox(dsn, "w")
     with pytest.raises(
-        UsageError, match=r"schema version 1, this tht needs 2: run `tht store init`"
+        UsageError, match=rf"schema version 1, this tht needs {LATEST}: run `tht store init`"
     ):
         outbox.enqueue("S1", ("a",), FixedClock())
     with pytest.raises(UsageError, match="tht store init"):
         PostgresStore(dsn, workspace="w").connect()
-    assert init_schema(dsn) == ["0002_outbox"]  # the upgrade adds the table only
+    assert init_schema(dsn)[0] == "0002_outbox"  # the upgrade adds the table (then the next)
     assert init_schema(dsn) == []
     outbox.enqueue("S1", ("a",), FixedClock())
     assert [i.id for i in outbox.items()] == ["S1.a"]

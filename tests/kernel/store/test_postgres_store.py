@@ -359,8 +359,9 @@ def test_the_schema_is_versioned_idempotent_and_required(postgres_server: Postgr
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert sorted(results, key=len) == [[], [], ["0001_ledgers_objects_caches", "0002_outbox"]]
-    assert schema_version(dsn) == LATEST == 2
+    every = ["0001_ledgers_objects_caches", "0002_outbox", "0003_write_rules"]
+    assert sorted(results, key=len) == [[], [], every]
+    assert schema_version(dsn) == LATEST == 3
     assert init_schema(dsn) == []
     assert PostgresStore(dsn, workspace="w").session_ids() == []
     postgres_server.execute(
