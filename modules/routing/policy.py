@@ -4,8 +4,8 @@ The only component that turns candidates into final hints. Authority, strongest 
 explicit user choice → hard exclusion / hard suppression → deterministic locks → high-confidence
 deterministic match → semantic advice (bounded boost, only with a validated evaluation and a mode
 that applies it) → weak lexical signals. At most two hints; MCP servers only from the catalog,
-``suggestOnly`` and not ``unavailable``; nothing on a weak match. Every decision carries reason
-codes from a closed set. Pure.
+``suggestOnly`` and not ``unavailable``; nothing on a weak match, unless one skill leads it
+clearly (the weak-match rescue). Every decision carries reason codes from a closed set. Pure.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ REASON_CODES = (
     "secondary-skill",
     "mcp-supporting",
     "weak-match",
+    "weak-match-rescue",
     "no-candidates",
     "ambiguous-kept-deterministic",
     "ambiguous-weak-tie",
@@ -156,12 +157,17 @@ def resolve(
         ranked = _pick(routing, scores, cfg)
 
     skills = [c for c in ranked if c.lock_priority or scores[c.id] >= threshold]
+    rescued = not skills and _rescue(routing, ranked, scores, cfg)
+    if rescued:
+        skills = ranked[:1]
     max_skills = int(cfg.get("maxSkillHints", 2))
     max_hints = int(cfg.get("maxHints", 2))
     chosen: list[Hint] = []
     if skills:
         primary = skills[0]
-        if primary.explicit:
+        if rescued:
+            out.reason_codes.append("weak-match-rescue")
+        elif primary.explicit:
             out.reason_codes.append("explicit-user-choice")
         elif primary.lock_priority:
             out.reason_codes.append("deterministic-lock")
@@ -187,7 +193,7 @@ def resolve(
         # a secondary on the deterministic rule alone (§13.4, §18)
         single = out.applied and evaluation is not None and evaluation.get("decision") == "single"
         vetoed = _vetoed(evaluation, cfg) if out.applied and evaluation is not None else set()
-        for other in skills[1:]:
+        for other in [] if rescued else skills[1:]:
             if len(chosen) >= min(max_skills, max_hints):
                 break
             if (
@@ -226,6 +232,33 @@ def resolve(
             out.reason_codes.append("agent-unavailable")
     out.hints = chosen[:max_hints]
     return out
+
+
+def _rescue(
+    routing: Routing, ranked: list[Candidate], scores: Mapping[str, float], cfg: Mapping[str, Any]
+) -> bool:
+    """Weak-match rescue (issue 17): no skill reached the threshold, but one leads clearly.
+
+    The leader needs ``rescueFloor`` points from ``rescueMinSignals`` separate matches (no single
+    word rescues a prompt), a ``rescueMargin`` gap and ``rescueRatio`` times the runner-up's
+    score; no penalty, negation or anti-pattern of its own; and the prompt has no injection cues.
+    A rescued skill is a primary alone (no secondary skill)."""
+    floor = float(cfg.get("rescueFloor", 0))
+    if not floor or not ranked or routing.injected:
+        return False
+    top = ranked[0]
+    score = scores[top.id]
+    others = [  # every other skill with evidence, eligible or not (a negated one still competes)
+        scores.get(c.id, c.score) for c in routing.candidates if c.kind == "skill" and c is not top
+    ]
+    second = max([0.0, *others])
+    return (
+        score >= floor
+        and score - second >= float(cfg.get("rescueMargin", 0.5))
+        and score >= float(cfg.get("rescueRatio", 1.3)) * second
+        and len(top.signals) >= int(cfg.get("rescueMinSignals", 3))
+        and not (top.penalty or top.negated or top.anti or top.lock_priority)
+    )
 
 
 def _mcp(

@@ -152,6 +152,7 @@ class Routing:
         "composite_targets",
         "config",
         "explicit_ids",
+        "injected",
         "prompt",
         "top_intent",
         "unknown_explicit",
@@ -166,6 +167,7 @@ class Routing:
         self.unknown_explicit: list[str] = []
         self.composite = False
         self.composite_targets: list[str] = []
+        self.injected = False  # the prompt has injection cues (§14.3)
         self.top_intent: tuple[str, str, int] | None = None  # (intent id, target, priority)
 
     @property
@@ -309,6 +311,7 @@ def _named_ids(
     """
     analysis = routing.analysis
     injected = _INJECTION.search(fold(routing.prompt.text)) is not None
+    routing.injected = injected
     neutral: set[int] = set()
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
