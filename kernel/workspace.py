@@ -162,13 +162,17 @@ def _models() -> type[BaseModel]:
         """How hybrid Evidence search fuses dense and BM25 (modules/evidence/fusion.py, whose
         DEFAULT_FUSION these defaults equal: a test ties them). ``rrf``: plain RRF with
         ``evidence.rrf_k``; ``weighted``: weighted RRF with ``k`` and the weights, BM25's
-        multiplied by ``cross_lingual_bm25`` where query and fragment languages differ."""
+        multiplied by ``cross_lingual_bm25`` where query and fragment languages differ;
+        ``translate_bm25``: the BM25 query gains the other language's terms of the lexicon
+        concepts it names, at most ``translate_terms`` per concept."""
 
         method: Literal["rrf", "weighted"] = "weighted"
-        k: int = Field(default=2, ge=1, le=10_000)
+        k: int = Field(default=1, ge=1, le=10_000)
         dense_weight: float = Field(default=0.4, ge=0, allow_inf_nan=False)
         bm25_weight: float = Field(default=0.6, ge=0, allow_inf_nan=False)
-        cross_lingual_bm25: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False)
+        cross_lingual_bm25: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+        translate_bm25: bool = Field(default=True, strict=True)
+        translate_terms: int = Field(default=2, ge=1, le=10, strict=True)
 
         @model_validator(mode="after")
         def _some_weight(self) -> EvidenceFusionSettings:
@@ -313,6 +317,10 @@ class EvidenceFusionSettingsView(Protocol):
     def bm25_weight(self) -> float: ...
     @property
     def cross_lingual_bm25(self) -> float: ...
+    @property
+    def translate_bm25(self) -> bool: ...
+    @property
+    def translate_terms(self) -> int: ...
 
 
 class EvidenceSettingsView(Protocol):

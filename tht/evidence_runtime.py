@@ -130,6 +130,8 @@ class EvidenceRuntime:
                     bm25_weight=fusion.bm25_weight,
                     cross_lingual_bm25=fusion.cross_lingual_bm25,
                     languages=tuple(self.workspace_settings.languages),
+                    translate_bm25=fusion.translate_bm25,
+                    translate_terms=fusion.translate_terms,
                 ),
             ),
             clock=self.clock.now,

@@ -46,6 +46,9 @@ class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
     # the fusion search used when the generation was evaluated (modules/evidence/fusion.py:
     # method, k, weights); None in records written before fusions were recorded
     fusion: dict[str, Any] | None = None
+    # the workspace languages its fragments are written in (modules/evidence/translation.py:
+    # the BM25 query translation's targets); None in records written before they were recorded
+    languages: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]

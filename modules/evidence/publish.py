@@ -55,6 +55,7 @@ from modules.evidence.retrieval import (
     rank_units,
 )
 from modules.evidence.staging import apply_atomically
+from modules.evidence.translation import corpus_languages
 
 __all__ = ["PUBLISH_LOCK", "PublishReport", "publish", "publish_lock"]
 
@@ -163,11 +164,12 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         number, fingerprint=print_, created_at=created_at, nonce=caps.nonce()
     )
     written = write_generation(store, embedder, bm25, items, generation, progress=caps.progress)
+    languages = corpus_languages((i.fragment.text for i in items), caps.settings.fusion.languages)
     write_completion_marker(store, generation, embedder.dimension, written)
 
     report: EvaluationReport | None = None
     if eval_set is not None:
-        report = evaluate_generation(caps, generation, eval_set.cases)
+        report = evaluate_generation(caps, generation, eval_set.cases, languages)
         if not report.passed:
             store.delete(VectorFilter(kind="evidence", match={"generation": generation}))
             save_generation_state(
@@ -193,6 +195,7 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         fragments=written,
         evaluation=_summary(report),
         fusion=fusion,
+        languages=languages,
     )
     save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
     store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
@@ -220,9 +223,13 @@ def _summary(report: EvaluationReport | None) -> dict[str, object] | None:
 
 
 def evaluate_generation(
-    caps: EvidenceCapabilities, generation: str, cases: list[EvalCase]
+    caps: EvidenceCapabilities,
+    generation: str,
+    cases: list[EvalCase],
+    languages: tuple[str, ...] | None = None,
 ) -> EvaluationReport:
-    """Evaluate ``generation`` (candidate or active) on ``cases``."""
+    """Evaluate ``generation`` (candidate or active) on ``cases``; ``languages``: its fragments'
+    (the BM25 query translation's targets, as a search of it would use them)."""
     from modules.evidence.eval_set import EvalSet
 
     embedder, bm25, store = caps.embedder(), caps.bm25(), caps.vector_store()
@@ -245,7 +252,7 @@ def evaluate_generation(
 
     return evaluate(
         EvalSet.model_construct(cases=cases),
-        embed=lambda text: embed_query(embedder, bm25, text),
+        embed=lambda text: embed_query(embedder, bm25, text, caps.settings.fusion, languages),
         where_of=lambda case: evidence_filter(generation, case.purpose, case.kind, case.where),
         rank=rank,
     )

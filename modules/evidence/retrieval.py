@@ -69,9 +69,21 @@ class RankedUnit:
         }
 
 
-def embed_query(embedder: Embedder, bm25: SparseEncoder, text: str) -> QueryVectors:
+def embed_query(
+    embedder: Embedder,
+    bm25: SparseEncoder,
+    text: str,
+    fusion: FusionSettings | None = None,
+    corpus: Sequence[str] | None = None,
+) -> QueryVectors:
+    """Both query vectors of ``text``; BM25's of the translated text when ``fusion`` says so
+    (:mod:`modules.evidence.translation`, towards the ``corpus`` languages, the generation's),
+    the dense one and ``text`` as written."""
+    from modules.evidence.translation import bm25_query_text
+
+    sparse_text = text if fusion is None else bm25_query_text(text, fusion, corpus=corpus)
     return QueryVectors(
-        dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(text), text=text
+        dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(sparse_text), text=text
     )
 
 

@@ -130,7 +130,9 @@ def search_evidence(
         active = check_active_generation(caps)
         generation = active.id
         _verify(caps, active)
-        vectors = embed_query(caps.embedder(), caps.bm25(), query_text)
+        vectors = embed_query(
+            caps.embedder(), caps.bm25(), query_text, caps.settings.fusion, active.languages
+        )
         units = rank_units(
             caps.vector_store(),
             vectors,

@@ -8,7 +8,8 @@ question — become a sequence of **positions**, one per content word (stopwords
 workspace language dropped), each a set of keys:
 
 - ``c:<concept>`` when the word, or a run of up to four words, is a term of the bilingual
-  analytics lexicon (``data/lexicon.json``: "fatturato", "ricavi" and "revenue" are ``c:revenue``);
+  analytics lexicon (:mod:`kernel.lexicon`, ``kernel/_data/lexicon.json``: "fatturato",
+  "ricavi" and "revenue" are ``c:revenue``);
 - otherwise ``w:<word>`` (case and accents folded) and ``it:<stem>`` / ``en:<stem>`` (Snowball),
   so "consegne" meets "consegna" and a loanword ("turnover", "FTE") meets itself.
 
@@ -19,25 +20,33 @@ at most the number of required positions plus :data:`MAX_GAP` (one modifier may 
 "consegne *arrivate* in ritardo"; a phrase scattered across a sentence is not the term). The
 order is free ("30-day readmissions" names "riammissione a 30 giorni").
 
-Pure: the lexicon is data read once; stemming is ``py_rust_stemmers`` (the BM25 recipe's).
+Pure: the lexicon is data read once (:mod:`kernel.lexicon`); stemming is ``py_rust_stemmers``
+(the BM25 recipe's).
 """
 
 from __future__ import annotations
 
-import json
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from importlib import resources
 from itertools import product
 from typing import TYPE_CHECKING, Final
 
 import msgspec
-import regex
-from py_rust_stemmers import SnowballStemmer
 
+from kernel.lexicon import (
+    LEXICON_LANGUAGES,
+    LEXICON_VERSION,
+    MAX_PHRASE,
+    Lexicon,
+    default_lexicon,
+    lexicon_from,
+    segments,
+)
+from kernel.lexicon import content_words as _words
+from kernel.lexicon import fold as _fold
+from kernel.lexicon import lookup as _lookup
+from kernel.lexicon import stem as _stem
 from kernel.vectors.language import detect_language
-from kernel.vectors.stopwords import STOPWORDS
 
 if TYPE_CHECKING:
     from modules.memory.records import MemoryState
@@ -58,33 +67,10 @@ __all__ = [
     "subject_terms",
 ]
 
-LEXICON_VERSION: Final = 1
-MAX_PHRASE: Final = 4
 #: how many other content words may stand among a term's words in the question
 MAX_GAP: Final = 1
-_WORD: Final = regex.compile(r"[\p{Alphabetic}\p{N}]+")
-_STEMMERS: Final = {"it": SnowballStemmer("italian"), "en": SnowballStemmer("english")}
-_STOP: Final = frozenset().union(*(STOPWORDS[lang] for lang in ("it", "en")))
 
 Position = frozenset[str]
-
-
-@lru_cache(maxsize=65536)
-def _fold(word: str) -> str:
-    """Lowercase, accents removed (NFKD, combining marks dropped)."""
-    if word.isascii():
-        return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
-
-
-@lru_cache(maxsize=65536)
-def _stem(lang: str, word: str) -> str:
-    return str(_STEMMERS[lang].stem_word(word))
 
 
 @lru_cache(maxsize=65536)
@@ -97,91 +83,10 @@ def language_of(text: str, hint: str = "") -> tuple[str, ...]:
     """The languages to stem ``text`` with: ``hint`` when it is one the module stems, else the
     language its function words show (:func:`kernel.vectors.language.detect_language`); both
     when they show none (a bare term such as "return rate" gives no clue)."""
-    if hint in _STEMMERS:
+    if hint in LEXICON_LANGUAGES:
         return (hint,)
-    found = detect_language(text, tuple(_STEMMERS))
-    return (found,) if found is not None else tuple(_STEMMERS)
-
-
-class Lexicon(msgspec.Struct, frozen=True, kw_only=True):
-    """Terms → concept keys, per language. ``exact`` maps a term's folded words
-    (``("it", "giro", "affari")``) to its concept, ``stemmed`` its Snowball stems — a stem two
-    concepts share ("fatturato" revenue and "fattura" invoice are both ``fattur``) resolves
-    nothing, so only the exact forms tell them apart. ``generic`` are the concepts that on their
-    own name nothing (rate, number, total…)."""
-
-    exact: Mapping[tuple[str, ...], str]
-    stemmed: Mapping[tuple[str, ...], str]
-    longest: int
-    generic: frozenset[str]
-    identity: str
-
-
-def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lexicon:
-    """A :class:`Lexicon` from the JSON shape of ``data/lexicon.json`` (``concepts``: ``{key,
-    en: [...], it: [...]}``; ``generic``: keys)."""
-    concepts = data.get("concepts")
-    if not isinstance(concepts, list):
-        raise ValueError("lexicon: 'concepts' must be a list")
-    exact: dict[tuple[str, ...], str] = {}
-    stemmed: dict[tuple[str, ...], str | None] = {}
-    longest = 1
-    for concept in concepts:
-        if not isinstance(concept, Mapping) or not isinstance(concept.get("key"), str):
-            raise ValueError("lexicon: every concept needs a string 'key'")
-        key = str(concept["key"])
-        for lang in _STEMMERS:
-            terms = concept.get(lang) or ()
-            if not isinstance(terms, list | tuple):
-                raise ValueError(f"lexicon: {key}.{lang} must be a list of terms")
-            for term in terms:
-                words = _words(str(term))[:MAX_PHRASE]
-                if not words:
-                    continue
-                longest = max(longest, len(words))
-                exact.setdefault((lang, *(_fold(w) for w in words)), key)
-                stem = (lang, *(_stem(lang, w) for w in words))
-                if stemmed.setdefault(stem, key) != key:
-                    stemmed[stem] = None  # two concepts share the stem: it resolves nothing
-    generic = data.get("generic") or []
-    if not isinstance(generic, list):
-        raise ValueError("lexicon: 'generic' must be a list")
-    return Lexicon(
-        exact=exact,
-        stemmed={k: v for k, v in stemmed.items() if v is not None},
-        longest=longest,
-        generic=frozenset(str(g) for g in generic),
-        identity=identity,
-    )
-
-
-@lru_cache(maxsize=1)
-def default_lexicon() -> Lexicon:
-    """The lexicon shipped with the module (read once per process)."""
-    import hashlib
-
-    raw = resources.files("modules.memory").joinpath("data/lexicon.json").read_bytes()
-    data = json.loads(raw)
-    version = data.get("version")
-    if version != LEXICON_VERSION:
-        raise ValueError(f"memory lexicon: version {version!r}, this tht reads {LEXICON_VERSION}")
-    return lexicon_from(data, identity=f"lexicon/v{version}/{hashlib.sha256(raw).hexdigest()[:16]}")
-
-
-def _lookup(lexicon: Lexicon, words: Sequence[str], languages: Sequence[str]) -> str | None:
-    """The concept of ``words`` as one term: the exact forms first, then the stems; in the
-    text's ``languages`` first, then in the others (a loanword: "day surgery" in an Italian
-    subject, "new hires" in an Italian question)."""
-    languages = (*languages, *(lang for lang in _STEMMERS if lang not in languages))
-    for lang in languages:
-        concept = lexicon.exact.get((lang, *(_fold(w) for w in words)))
-        if concept is not None:
-            return concept
-    for lang in languages:
-        concept = lexicon.stemmed.get((lang, *(_stem(lang, w) for w in words)))
-        if concept is not None:
-            return concept
-    return None
+    found = detect_language(text, LEXICON_LANGUAGES)
+    return (found,) if found is not None else LEXICON_LANGUAGES
 
 
 def _single(lexicon: Lexicon, word: str, languages: tuple[str, ...]) -> tuple[Position, bool]:
@@ -195,21 +100,7 @@ def _single(lexicon: Lexicon, word: str, languages: tuple[str, ...]) -> tuple[Po
 def _segments(text: str, lexicon: Lexicon, language: str) -> list[tuple[str | None, list[str]]]:
     """``text``'s content words cut into lexicon terms, longest first from the left:
     ``(concept, words)``, ``concept`` None for a word in no term of two or more words."""
-    languages = language_of(text, language)
-    words = _words(text)
-    out: list[tuple[str | None, list[str]]] = []
-    i = 0
-    while i < len(words):
-        for size in range(min(lexicon.longest, len(words) - i), 1, -1):
-            concept = _lookup(lexicon, words[i : i + size], languages)
-            if concept is not None:
-                out.append((concept, words[i : i + size]))
-                i += size
-                break
-        else:
-            out.append((None, [words[i]]))
-            i += 1
-    return out
+    return segments(_words(text), lexicon, language_of(text, language))
 
 
 def positions(text: str, lexicon: Lexicon, *, language: str = "") -> list[tuple[Position, bool]]:

@@ -56,7 +56,9 @@ def test_an_unknown_method_is_a_usage_error() -> None:
 
 
 def test_plain_rrf_records_only_its_k_and_both_weights_zero_is_fine_there() -> None:
-    rrf = FusionSettings(method="rrf", rrf_k=60, dense_weight=0, bm25_weight=0)
+    rrf = FusionSettings(
+        method="rrf", rrf_k=60, dense_weight=0, bm25_weight=0, translate_bm25=False
+    )
     assert rrf.to_json() == {"method": "rrf", "rrf_k": 60}
     assert set(DEFAULT_FUSION.to_json()) == {
         "method",
@@ -64,6 +66,9 @@ def test_plain_rrf_records_only_its_k_and_both_weights_zero_is_fine_there() -> N
         "dense_weight",
         "bm25_weight",
         "cross_lingual_bm25",
+        "translate_bm25",
+        "translate_terms",
+        "lexicon",
     }
 
 
@@ -81,9 +86,12 @@ def test_workspace_defaults_are_the_modules_defaults() -> None:
             dense_weight=fusion.dense_weight,
             bm25_weight=fusion.bm25_weight,
             cross_lingual_bm25=fusion.cross_lingual_bm25,
+            translate_bm25=fusion.translate_bm25,
+            translate_terms=fusion.translate_terms,
         )
         == DEFAULT_FUSION
     )
+    assert DEFAULT_FUSION.translate_bm25  # chosen by measurement (docs/evidence.md)
     assert EvidenceSettings().fusion == DEFAULT_FUSION
 
 
@@ -174,7 +182,9 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
     first = load_generation_state(paths.state_dir).active
     assert first is not None and first.fusion == DEFAULT_FUSION.to_json()
     assert publish(published.caps()).status == "unchanged"
-    other = FusionSettings(dense_weight=0.9, bm25_weight=0.1, cross_lingual_bm25=0.2, rrf_k=5)
+    other = FusionSettings(
+        dense_weight=0.9, bm25_weight=0.1, cross_lingual_bm25=0.2, rrf_k=5, translate_bm25=False
+    )
     report = publish(_caps(published, other))
     assert report.status == "activated"
     second = load_generation_state(paths.state_dir).active
@@ -186,7 +196,8 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
         "bm25_weight": 0.1,
         "cross_lingual_bm25": 0.2,
     }
-    baseline = publish(_caps(published, FusionSettings(method="rrf", rrf_k=60)))
+    rrf = FusionSettings(method="rrf", rrf_k=60, translate_bm25=False)
+    baseline = publish(_caps(published, rrf))
     assert baseline.generation.fusion == {"method": "rrf", "rrf_k": 60}
 
 

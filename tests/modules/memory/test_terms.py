@@ -126,7 +126,7 @@ def test_the_shipped_lexicon() -> None:
     """Loads, has its version, and no term belongs to two concepts in one language."""
     from importlib import resources
 
-    raw = resources.files("modules.memory").joinpath("data/lexicon.json").read_bytes()
+    raw = resources.files("kernel").joinpath("_data/lexicon.json").read_bytes()
     data = json.loads(raw)
     assert data["version"] == LEXICON_VERSION
     keys = [c["key"] for c in data["concepts"]]

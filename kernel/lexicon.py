@@ -1,0 +1,221 @@
+"""The bilingual Italian ↔ English analytics **lexicon**: terms of both languages filed under
+shared concept keys ("fatturato", "ricavi" and "revenue" are the concept ``revenue``).
+
+The data is ``kernel/_data/lexicon.json`` (1,287 concepts written for tht, blind to every eval
+set; ``kernel/_data/LEXICON.md`` says how and what it holds). It lives in the kernel so that
+every module can read it (a module never imports another): Memory's term signal
+(``modules/memory/terms.py``) names a memory's subject across languages with it, Evidence
+translates a query's concepts for BM25 (``modules/evidence/translation.py``).
+
+A term is looked up by its **words**: the content words of a text (casefolded, the stopwords of
+both languages dropped), accents folded for the exact form, Snowball-stemmed
+(``py_rust_stemmers``, the BM25 recipe's) for the inflected one. A stem that two concepts share
+("fatturato" revenue and "fattura" invoice are both ``fattur``) resolves nothing, so only the
+exact forms tell them apart. Pure: the lexicon is data read once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Final
+
+import msgspec
+import regex
+from py_rust_stemmers import SnowballStemmer
+
+from kernel.vectors.language import detect_language
+from kernel.vectors.stopwords import STOPWORDS
+
+__all__ = [
+    "LEXICON_LANGUAGES",
+    "LEXICON_VERSION",
+    "MAX_PHRASE",
+    "Lexicon",
+    "concept_terms",
+    "content_words",
+    "default_lexicon",
+    "fold",
+    "lexicon_from",
+    "lookup",
+    "segments",
+    "stem",
+    "translate",
+]
+
+LEXICON_VERSION: Final = 1
+#: the longest term, in content words
+MAX_PHRASE: Final = 4
+#: the languages the lexicon holds terms of (and stems)
+LEXICON_LANGUAGES: Final = ("it", "en")
+_WORD: Final = regex.compile(r"[\p{Alphabetic}\p{N}]+")
+_STEMMERS: Final = {"it": SnowballStemmer("italian"), "en": SnowballStemmer("english")}
+_STOP: Final = frozenset().union(*(STOPWORDS[lang] for lang in LEXICON_LANGUAGES))
+
+
+@lru_cache(maxsize=65536)
+def fold(word: str) -> str:
+    """Lowercase, accents removed (NFKD, combining marks dropped)."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def content_words(text: str) -> list[str]:
+    """``text``'s words, casefolded, the stopwords of both languages dropped."""
+    return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
+
+
+@lru_cache(maxsize=65536)
+def stem(lang: str, word: str) -> str:
+    """``word``'s Snowball stem in ``lang`` (one of :data:`LEXICON_LANGUAGES`)."""
+    return str(_STEMMERS[lang].stem_word(word))
+
+
+class Lexicon(msgspec.Struct, frozen=True, kw_only=True):
+    """Terms → concept keys, per language. ``exact`` maps a term's folded words
+    (``("it", "giro", "affari")``) to its concept, ``stemmed`` its Snowball stems — a stem two
+    concepts share resolves nothing. ``generic`` are the concepts that on their own name
+    nothing (rate, number, total…). ``terms``: each concept's terms per language, as written
+    and in the file's order (the most common first)."""
+
+    exact: Mapping[tuple[str, ...], str]
+    stemmed: Mapping[tuple[str, ...], str]
+    longest: int
+    generic: frozenset[str]
+    identity: str
+    terms: Mapping[str, Mapping[str, tuple[str, ...]]] = msgspec.field(default_factory=dict)
+
+
+def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lexicon:
+    """A :class:`Lexicon` from the JSON shape of ``_data/lexicon.json`` (``concepts``: ``{key,
+    en: [...], it: [...]}``; ``generic``: keys). ``ValueError`` on another shape."""
+    concepts = data.get("concepts")
+    if not isinstance(concepts, list):
+        raise ValueError("lexicon: 'concepts' must be a list")
+    exact: dict[tuple[str, ...], str] = {}
+    stemmed: dict[tuple[str, ...], str | None] = {}
+    terms: dict[str, dict[str, tuple[str, ...]]] = {}
+    longest = 1
+    for concept in concepts:
+        if not isinstance(concept, Mapping) or not isinstance(concept.get("key"), str):
+            raise ValueError("lexicon: every concept needs a string 'key'")
+        key = str(concept["key"])
+        for lang in LEXICON_LANGUAGES:
+            written = concept.get(lang) or ()
+            if not isinstance(written, list | tuple):
+                raise ValueError(f"lexicon: {key}.{lang} must be a list of terms")
+            listed = terms.setdefault(key, {})
+            listed[lang] = (*listed.get(lang, ()), *(str(t) for t in written))
+            for term in written:
+                words = content_words(str(term))[:MAX_PHRASE]
+                if not words:
+                    continue
+                longest = max(longest, len(words))
+                exact.setdefault((lang, *(fold(w) for w in words)), key)
+                stems = (lang, *(stem(lang, w) for w in words))
+                if stemmed.setdefault(stems, key) != key:
+                    stemmed[stems] = None  # two concepts share the stem: it resolves nothing
+    generic = data.get("generic") or []
+    if not isinstance(generic, list):
+        raise ValueError("lexicon: 'generic' must be a list")
+    return Lexicon(
+        exact=exact,
+        stemmed={k: v for k, v in stemmed.items() if v is not None},
+        longest=longest,
+        generic=frozenset(str(g) for g in generic),
+        identity=identity,
+        terms=terms,
+    )
+
+
+@lru_cache(maxsize=1)
+def default_lexicon() -> Lexicon:
+    """The lexicon shipped with tht (read once per process); its identity names its version
+    and content (``lexicon/v1/<sha256[:16]>``)."""
+    raw = resources.files("kernel").joinpath("_data/lexicon.json").read_bytes()
+    data = json.loads(raw)
+    version = data.get("version")
+    if version != LEXICON_VERSION:
+        raise ValueError(f"lexicon: version {version!r}, this tht reads {LEXICON_VERSION}")
+    return lexicon_from(data, identity=f"lexicon/v{version}/{hashlib.sha256(raw).hexdigest()[:16]}")
+
+
+def lookup(lexicon: Lexicon, words: Sequence[str], languages: Sequence[str]) -> str | None:
+    """The concept of ``words`` as one term: the exact forms first, then the stems; in the
+    text's ``languages`` first, then in the others (a loanword: "day surgery" in an Italian
+    text, "new hires" in an Italian question)."""
+    languages = (*languages, *(lang for lang in LEXICON_LANGUAGES if lang not in languages))
+    for lang in languages:
+        concept = lexicon.exact.get((lang, *(fold(w) for w in words)))
+        if concept is not None:
+            return concept
+    for lang in languages:
+        concept = lexicon.stemmed.get((lang, *(stem(lang, w) for w in words)))
+        if concept is not None:
+            return concept
+    return None
+
+
+def segments(
+    words: Sequence[str], lexicon: Lexicon, languages: Sequence[str]
+) -> list[tuple[str | None, list[str]]]:
+    """Content ``words`` cut into lexicon terms, longest first from the left: ``(concept,
+    words)``, ``concept`` None for a word in no term of two or more words (a single word may
+    still be a term: :func:`lookup` it)."""
+    out: list[tuple[str | None, list[str]]] = []
+    i = 0
+    while i < len(words):
+        for size in range(min(lexicon.longest, len(words) - i), 1, -1):
+            concept = lookup(lexicon, words[i : i + size], languages)
+            if concept is not None:
+                out.append((concept, list(words[i : i + size])))
+                i += size
+                break
+        else:
+            out.append((None, [words[i]]))
+            i += 1
+    return out
+
+
+def _languages(text: str, language: str) -> tuple[str, ...]:
+    if language in _STEMMERS:
+        return (language,)
+    found = detect_language(text, LEXICON_LANGUAGES)
+    return (found,) if found is not None else LEXICON_LANGUAGES
+
+
+def concept_terms(
+    text: str, target: str, *, lexicon: Lexicon | None = None, language: str = ""
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The lexicon concepts ``text`` contains, in the order they appear and each once, with
+    their terms in ``target`` (the file's order, the most common first). ``language``: the
+    text's, when known (else read from its function words; both languages when they show
+    none). Generic concepts are included: :attr:`Lexicon.generic` tells them apart."""
+    lexicon = lexicon if lexicon is not None else default_lexicon()
+    languages = _languages(text, language)
+    out: dict[str, tuple[str, ...]] = {}
+    for concept, words in segments(content_words(text), lexicon, languages):
+        if concept is None:
+            concept = lookup(lexicon, words, languages)
+        if concept is not None and concept not in out:
+            out[concept] = lexicon.terms.get(concept, {}).get(target, ())
+    return list(out.items())
+
+
+def translate(
+    term: str, from_lang: str, to_lang: str, *, lexicon: Lexicon | None = None
+) -> tuple[str, ...]:
+    """``term`` (one term, ``from_lang``) as the terms of its concept in ``to_lang``; () when
+    it is no term of the lexicon."""
+    lexicon = lexicon if lexicon is not None else default_lexicon()
+    words = content_words(term)[:MAX_PHRASE]
+    concept = lookup(lexicon, words, (from_lang,)) if words else None
+    if concept is None:
+        return ()
+    return lexicon.terms.get(concept, {}).get(to_lang, ())
