@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy kernel modules tht
 
 pytest: $(STAMP) report-browser postgres-server
-	$(BIN)/python -m pytest -p no:cacheprovider --hypothesis-profile=ci
+	$(BIN)/python -m pytest -p no:cacheprovider --hypothesis-profile=ci --durations=15
 
 # The analytics report test renders the report in headless Chromium. Install Debian's `chromium`
 # only when it is missing and this machine can (root with apt-get); never fatal: where it cannot
