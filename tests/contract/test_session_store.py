@@ -38,9 +38,11 @@ from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import WorkflowKernel
 from tests.kernel.store import postgres_support as pg
 from tests.support.kernel_env import admitted_session, receipt_outcome
+from tests.support.store_drafts import SESSION
+from tests.support.store_drafts import created as _created
+from tests.support.store_drafts import receipt as _receipt
 
 WORKFLOW_BYTES = default_workflow_path().read_bytes()
-SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
 OTHER = "01KDVDNA01V3RS3DTR98H6BCFN"
 
 
@@ -175,28 +177,6 @@ def store(
 def _kernel(store: SessionStore, tmp_path: Path) -> WorkflowKernel:
     return WorkflowKernel(
         store, clock=FixedClock(), ids=SeededIds(7), workflow_cache=tmp_path / "wfcache"
-    )
-
-
-def _created(session: str = SESSION) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="session_created",
-        actor="agent",
-        subject=session,
-        payload=ev.SessionCreatedPayload(
-            question="How many schools?",
-            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
-        ),
-    )
-
-
-def _receipt(subject: str) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="evidence_consulted",
-        actor="agent",
-        stage="disambiguation",
-        subject=subject,
-        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation="g1"),
     )
 
 

@@ -19,30 +19,9 @@ from kernel.store.postgres_driver import Connection
 from kernel.store.postgres_ledger import PostgresLedger
 from kernel.store.postgres_libpq import PgError
 from kernel.store.postgres_statements import CHANNEL, listening_key
-
-SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
-
-
-def _created() -> ev.EventDraft:
-    return ev.EventDraft(
-        type="session_created",
-        actor="agent",
-        subject=SESSION,
-        payload=ev.SessionCreatedPayload(
-            question="How many schools?",
-            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
-        ),
-    )
-
-
-def _receipt(subject: str) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="evidence_consulted",
-        actor="agent",
-        stage="disambiguation",
-        subject=subject,
-        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation="g1"),
-    )
+from tests.support.store_drafts import SESSION
+from tests.support.store_drafts import created as _created
+from tests.support.store_drafts import receipt as _receipt
 
 
 @pytest.fixture

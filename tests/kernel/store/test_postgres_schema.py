@@ -12,7 +12,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import ConflictError, UsageError
 from kernel.ledger import genesis_hash
@@ -23,31 +22,11 @@ from kernel.store.postgres import PostgresStore, init_schema, schema_version
 from kernel.store.postgres_schema import LATEST, MIGRATIONS
 from tests.kernel.store import postgres_support as pg
 from tests.support.postgres import PostgresServer
+from tests.support.store_drafts import SESSION
+from tests.support.store_drafts import created as _created
+from tests.support.store_drafts import receipt as _receipt
 
-SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
 _numbers = itertools.count()
-
-
-def _created(session: str = SESSION) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="session_created",
-        actor="agent",
-        subject=session,
-        payload=ev.SessionCreatedPayload(
-            question="How many schools?",
-            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
-        ),
-    )
-
-
-def _receipt(subject: str) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="evidence_consulted",
-        actor="agent",
-        stage="disambiguation",
-        subject=subject,
-        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation="g1"),
-    )
 
 
 def _database(server: PostgresServer) -> tuple[str, str]:

@@ -29,31 +29,11 @@ from kernel.store.postgres_listen import parse_notice
 from kernel.store.postgres_schema import LATEST
 from tests.kernel.store import postgres_support as pg
 from tests.support.postgres import PostgresServer
+from tests.support.store_drafts import SESSION
+from tests.support.store_drafts import created as _created
+from tests.support.store_drafts import receipt as _receipt
 
-SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
 OTHER = "01KDVDNA01V3RS3DTR98H6BCFN"
-
-
-def _created(session: str = SESSION) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="session_created",
-        actor="agent",
-        subject=session,
-        payload=ev.SessionCreatedPayload(
-            question="How many schools?",
-            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
-        ),
-    )
-
-
-def _receipt(subject: str, generation: str = "g1") -> ev.EventDraft:
-    return ev.EventDraft(
-        type="evidence_consulted",
-        actor="agent",
-        stage="disambiguation",
-        subject=subject,
-        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation=generation),
-    )
 
 
 def _started(store: PostgresStore, session: str = SESSION, receipts: int = 2) -> PostgresLedger:

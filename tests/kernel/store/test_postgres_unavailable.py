@@ -11,13 +11,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import ThtError, UnavailableError, UsageError
 from kernel.store.postgres import PostgresStore, connect_store, init_schema, listen
 from tests.support.postgres import PostgresServer, PostgresUnavailable, running_server
+from tests.support.store_drafts import SESSION
+from tests.support.store_drafts import created as _created
+from tests.support.store_drafts import receipt as _receipt
 
-SESSION = "01KDVDNA00V3RS3DTR98H6BCFN"
 WORKSPACE = "ws-unavailable"
 
 
@@ -50,28 +51,6 @@ def _quiet(err: ThtError, server: PostgresServer, dsn: str) -> None:
     assert dsn not in err.message and server.password not in err.message
     assert "postgresql://" not in err.message and "\n" not in err.message
     assert err.__cause__ is None and err.__context__ is None
-
-
-def _receipt(subject: str) -> ev.EventDraft:
-    return ev.EventDraft(
-        type="evidence_consulted",
-        actor="agent",
-        stage="disambiguation",
-        subject=subject,
-        payload=ev.EvidenceConsultedPayload(purpose="disambiguation", generation="g1"),
-    )
-
-
-def _created() -> ev.EventDraft:
-    return ev.EventDraft(
-        type="session_created",
-        actor="agent",
-        subject=SESSION,
-        payload=ev.SessionCreatedPayload(
-            question="How many schools?",
-            workflow=ev.WorkflowRef(name="analytics-session", version=1, sha256="0" * 64),
-        ),
-    )
 
 
 def test_a_server_that_goes_down_is_exit_6_and_comes_back(
