@@ -40,3 +40,14 @@ def engines(workspace: Workspace):  # type: ignore[no-untyped-def]
     from tests.modules.evidence.conftest_index import engines_for
 
     yield from engines_for(workspace)
+
+
+@pytest.fixture
+def published(paths: EvidencePaths, engines):  # type: ignore[no-untyped-def]
+    """The fixture sources prepared and published once, with the default settings."""
+    from modules.evidence import prepare
+    from modules.evidence.publish import publish
+
+    prepare(paths, max_chunk_chars=4000)
+    publish(engines.caps())
+    return engines

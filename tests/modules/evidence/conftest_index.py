@@ -4,7 +4,7 @@ embedder (deterministic, fast), the real BM25 encoder."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +14,7 @@ from kernel.vectors.hashing_embedder import HashingEmbedder
 from kernel.workspace import Workspace
 from modules.evidence import EvidencePaths
 from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
+from modules.evidence.fusion import FusionSettings
 
 
 class CountingEmbedder:
@@ -58,10 +59,16 @@ class Engines:
             self.store.close()
             self.store = None
 
-    def caps(self, *, rrf_k: int = 60, max_chunk_chars: int = 4000) -> EvidenceCapabilities:
+    def caps(
+        self, *, rrf_k: int = 60, max_chunk_chars: int = 4000, fusion: FusionSettings | None = None
+    ) -> EvidenceCapabilities:
+        """The capabilities over these engines (``fusion``: the settings' default when None)."""
+        settings = EvidenceSettings(max_chunk_chars=max_chunk_chars, rrf_k=rrf_k)
+        if fusion is not None:
+            settings = replace(settings, fusion=fusion)
         return EvidenceCapabilities(
             paths=EvidencePaths.of(self.workspace),
-            settings=EvidenceSettings(max_chunk_chars=max_chunk_chars, rrf_k=rrf_k),
+            settings=settings,
             clock=lambda: datetime(2026, 1, 1, tzinfo=UTC),
             vector_store=self.open_store,
             embedder=lambda: self.embedder,

@@ -9,7 +9,7 @@ import pytest
 
 from kernel.errors import UsageError
 from kernel.vectors import ScoredPoint
-from modules.evidence import EvidencePaths, prepare
+from modules.evidence import EvidencePaths
 from modules.evidence.capabilities import EvidenceSettings
 from modules.evidence.fusion import DEFAULT_FUSION, FusionSettings, fuse_rankings, fusion_settings
 from modules.evidence.generations import load_generation_state
@@ -161,20 +161,6 @@ def test_rrf_method_ignores_languages_and_weights() -> None:
 # --- through the index ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def published(paths: EvidencePaths, engines: Engines) -> Engines:
-    prepare(paths, max_chunk_chars=4000)
-    publish(engines.caps())
-    return engines
-
-
-def _caps(engines: Engines, fusion: FusionSettings):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
-    caps = engines.caps()
-    return replace(caps, settings=replace(caps.settings, fusion=fusion))
-
-
 def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
     published: Engines,
 ) -> None:
@@ -185,7 +171,7 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
     other = FusionSettings(
         dense_weight=0.9, bm25_weight=0.1, cross_lingual_bm25=0.2, rrf_k=5, translate_bm25=False
     )
-    report = publish(_caps(published, other))
+    report = publish(published.caps(fusion=other))
     assert report.status == "activated"
     second = load_generation_state(paths.state_dir).active
     assert second is not None and second.id != first.id
@@ -197,7 +183,7 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
         "cross_lingual_bm25": 0.2,
     }
     rrf = FusionSettings(method="rrf", rrf_k=60, translate_bm25=False)
-    baseline = publish(_caps(published, rrf))
+    baseline = publish(published.caps(fusion=rrf))
     assert baseline.generation.fusion == {"method": "rrf", "rrf_k": 60}
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kernel.errors import UsageError
 from kernel.lexicon import content_words, default_lexicon, lexicon_from, stem
-from modules.evidence import EvidencePaths, prepare
+from modules.evidence import EvidencePaths
 from modules.evidence.fusion import DEFAULT_FUSION, FusionSettings, fusion_settings
 from modules.evidence.generations import load_generation_state
 from modules.evidence.publish import publish
@@ -205,18 +205,6 @@ def test_the_workspace_setting_reaches_the_module(tmp_path: Path) -> None:
 # --- through the index ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def published(paths: EvidencePaths, engines: Engines) -> Engines:
-    prepare(paths, max_chunk_chars=4000)
-    publish(engines.caps())
-    return engines
-
-
-def _caps(engines: Engines, fusion: FusionSettings):  # type: ignore[no-untyped-def]
-    caps = engines.caps()
-    return replace(caps, settings=replace(caps.settings, fusion=fusion))
-
-
 def test_the_generation_records_the_translation_and_switching_it_is_a_new_generation(
     published: Engines,
 ) -> None:
@@ -226,7 +214,7 @@ def test_the_generation_records_the_translation_and_switching_it_is_a_new_genera
     on = replace(DEFAULT_FUSION, translate_bm25=True, translate_terms=3)
     off = replace(DEFAULT_FUSION, translate_bm25=False)
     assert "translate_bm25" not in off.to_json()  # off: the record of an older generation
-    report = publish(_caps(published, on))
+    report = publish(published.caps(fusion=on))
     assert report.status == "activated"
     active = load_generation_state(paths.state_dir).active
     assert active is not None and active.id != before.id
@@ -237,8 +225,8 @@ def test_the_generation_records_the_translation_and_switching_it_is_a_new_genera
     # the fixture's units are Italian and English: both are the corpus's, the translation's
     # targets for a search of this generation
     assert active.languages == ("it", "en")
-    assert publish(_caps(published, on)).status == "unchanged"
-    assert publish(_caps(published, off)).status == "activated"
+    assert publish(published.caps(fusion=on)).status == "unchanged"
+    assert publish(published.caps(fusion=off)).status == "activated"
 
 
 def test_an_english_question_finds_the_italian_unit_through_bm25_only_when_translated(
