@@ -48,6 +48,7 @@ __all__ = [
     "RunCounts",
     "Status",
     "TargetSelection",
+    "answer_items",
     "build_prompt",
     "column_metadata",
     "finish_status",
@@ -321,21 +322,23 @@ def _flat(text: str) -> str:
     return " ".join(_CONTROL.sub(" ", text).split())
 
 
-def _items(raw: str) -> list[Any] | None:
+def answer_items(raw: str, key: str) -> list[Any] | None:
+    """The list a model's structured answer holds under ``key`` (``{"<key>": [...]}``), or the
+    bare list a prompt-json answer may be; None when the answer is neither."""
     try:
         decoded = json.loads(raw)
     except ValueError:
         return None
-    if isinstance(decoded, dict) and isinstance(decoded.get("descriptions"), list):
-        return list(decoded["descriptions"])
-    if isinstance(decoded, list):  # a prompt-json answer may be the bare list
+    if isinstance(decoded, dict) and isinstance(decoded.get(key), list):
+        return list(decoded[key])
+    if isinstance(decoded, list):
         return decoded
     return None
 
 
 def validate_answer(raw: str, batch: GenerationBatch, language: str) -> BatchOutcome:
     """The valid results of one answer; every target without one is failed."""
-    items = _items(raw)
+    items = answer_items(raw, "descriptions")
     if items is None:
         shape = "invalid-shape"
         try:

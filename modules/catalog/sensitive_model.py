@@ -31,6 +31,7 @@ from modules.catalog.generation_run import (
     GenerationBatch,
     GenerationPrompt,
     GenerationTarget,
+    answer_items,
     column_metadata,
     plan_batches,
     table_metadata,
@@ -171,21 +172,9 @@ def build_prompt(state: CatalogState, batch: GenerationBatch) -> GenerationPromp
 # ----------------------------------------------------------------------------- the answer
 
 
-def _items(raw: str) -> list[Any] | None:
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        return None
-    if isinstance(decoded, dict) and isinstance(decoded.get("flags"), list):
-        return list(decoded["flags"])
-    if isinstance(decoded, list):  # a prompt-json answer may be the bare list
-        return decoded
-    return None
-
-
 def validate_answer(raw: str, batch: GenerationBatch) -> ModelOutcome:
     """The valid items of one answer; the rest are counted invalid."""
-    items = _items(raw)
+    items = answer_items(raw, "flags")
     if items is None:
         try:
             json.loads(raw)
