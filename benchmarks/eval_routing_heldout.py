@@ -4,9 +4,12 @@ Builds the two real catalogs into a temporary folder the way a user would (``--s
 ``--mcp``, no overrides) and, for tesisquare, also with the project's curated overrides; runs the
 deterministic router on the held-out cases and on the 23 real tesisquare prompts; prints one
 table. Dev sets by default; ``--locked`` runs the locked sets instead (report them once, at the
-end of the work: nobody tunes on them). ``EVAL_JSON=FILE`` also writes the rows as JSON.
+end of the work: nobody tunes on them); ``--adversarial`` the adversarial set of
+``golden/routing/evals/adversarial18`` (injection and negation forms by another author, locked:
+measured before and after a router change, never tuned on). ``EVAL_JSON=FILE`` also writes the
+rows as JSON.
 
-    .venv/bin/python -m benchmarks.eval_routing_heldout [--locked]
+    .venv/bin/python -m benchmarks.eval_routing_heldout [--locked | --adversarial]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 CATALOGS = REPO / "golden" / "routing" / "catalogs"
 EVALS = REPO / "golden" / "routing" / "evals"
 HELDOUT = EVALS / "heldout17"
+ADVERSARIAL = EVALS / "adversarial18"
 REAL = EVALS / "tesisquare" / "real-evals.jsonl"
 
 # (catalog, curated): the packs every run builds.
@@ -80,8 +84,11 @@ def run(split: str) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="tht-heldout17-") as tmp:
         for catalog, curated in BUILDS:
             pack = build_pack(catalog, curated=curated, folder=Path(tmp))
-            sets = [(f"heldout17-{split}", HELDOUT / f"{catalog}-{split}.jsonl")]
-            if catalog == "tesisquare":
+            if split == "adversarial18":
+                sets = [(split, ADVERSARIAL / f"{catalog}.jsonl")]
+            else:
+                sets = [(f"heldout17-{split}", HELDOUT / f"{catalog}-{split}.jsonl")]
+            if catalog == "tesisquare" and split != "adversarial18":
                 sets.append(("real-23", REAL))
             for name, path in sets:
                 metrics = evaluate(pack, load_cases(path))
@@ -119,11 +126,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    unknown = [a for a in argv if a != "--locked"]
-    if unknown:
-        print(f"usage: python -m benchmarks.eval_routing_heldout [--locked] ({unknown[0]}?)")
+    unknown = [a for a in argv if a not in ("--locked", "--adversarial")]
+    if unknown or len(argv) > 1:
+        bad = unknown[0] if unknown else " ".join(argv)
+        usage = "python -m benchmarks.eval_routing_heldout [--locked | --adversarial]"
+        print(f"usage: {usage} ({bad}?)")
         return 2
-    split = "locked" if "--locked" in argv else "dev"
+    splits = {"--locked": "locked", "--adversarial": "adversarial18"}
+    split = splits.get(argv[0] if argv else "", "dev")
     rows = run(split)
     print(f"routing, held-out {split} sets (P@1 over emitted hints, top-1/R@2 over routable)")
     print(table(rows))

@@ -72,7 +72,34 @@ _NEG_ALWAYS = frozenset(
     "nessun nessuno nessuna anziche without except excluding exclude avoid avoiding skip never "
     "neither nor".split()
 )
-_NEG_PAIRS = {("invece", "di"), ("instead", "of"), ("rather", "than"), ("piuttosto", "che")}
+_NEG_PAIRS = {
+    ("invece", "di"),
+    ("instead", "of"),
+    ("rather", "than"),
+    ("piuttosto", "che"),
+    ("anything", "but"),
+    ("everything", "but"),
+    ("tutto", "fuorche"),
+    ("away", "from"),  # "stay / keep away from X"
+    ("lascia", "perdere"),
+    ("lascia", "stare"),
+}
+# A bare "not" that opens a clause or follows a coordinator negates the noun after it ("not
+# slides and not a doc"); Italian "né X né Y" (folded "ne", also a clitic: both must be there).
+_COORDINATORS = frozenset("and or nor but e ed o od ma".split())
+# Negations written after what they set aside: "X is off limits", "X no, grazie", "X vietato".
+_POST_NEG = frozenset(
+    {
+        ("off", "limits"),
+        ("not", "allowed"),
+        ("non", "ammesso"),
+        ("non", "ammessa"),
+        ("no", "grazie"),
+        ("no", "thanks"),
+        ("no", "thank"),
+    }
+)
+_POST_NEG_WORDS = frozenset("vietato vietata vietati vietate proibito proibita forbidden".split())
 # "non"/"not" negate routing-relevant text only before a verb of using, wanting or needing
 # (Snowball stems, both languages): "non usare X", "non mi serve X", "do not need X".
 _NEG_VERB_STEMS = frozenset(
@@ -210,6 +237,7 @@ class Analysis:
         "extensions",
         "lang",
         "negated",
+        "offsets",
         "stems",
         "words",
     )
@@ -225,6 +253,7 @@ class Analysis:
         clause: list[int],
         compounds: list[tuple[str, int, int]],
         extensions: list[str],
+        offsets: list[int] | None = None,
     ) -> None:
         self.lang = lang
         self.words = words
@@ -234,6 +263,9 @@ class Analysis:
         self.clause = clause
         self.compounds = compounds
         self.extensions = extensions
+        # where each word starts in the folded text (``fold(text)``): what a pattern found in
+        # that text covers (an injection cue's instruction, :mod:`modules.routing.router`)
+        self.offsets = offsets if offsets is not None else []
 
     def ngrams(self, max_n: int) -> list[tuple[str, int, int]]:
         """Keys of content-token n-grams (1..max_n) within a clause: ``(key, first, last)``.
@@ -274,6 +306,7 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
     """Normalize ``text``; ``lang`` forces the stemming language (else it is detected)."""
     folded = fold(text)
     words: list[str] = []
+    offsets: list[int] = []
     compound_of: list[int] = []
     boundary_before: list[bool] = []
     compounds: list[tuple[str, int, int]] = []
@@ -285,7 +318,11 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
             continue
         parts = [p for p in _SPLIT_RE.split(word) if p]
         first = len(words)
+        cursor = match.start()
         for index, part in enumerate(parts):
+            cursor = folded.find(part, cursor)
+            offsets.append(cursor)
+            cursor += len(part)
             words.append(part)
             compound_of.append(len(compounds))
             boundary_before.append(pending_boundary and index == 0)
@@ -307,6 +344,7 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
         clause=clause,
         compounds=[c for c in compounds if c[2] > c[1]],
         extensions=extensions,
+        offsets=offsets,
     )
 
 
@@ -378,7 +416,29 @@ def _negation(words: list[str], stems: list[str], boundary_before: list[bool]) -
                     break
             cursor += 1
         pos = max(cursor, pos + 1)
+    _post_negation(words, boundary_before, negated)
     return negated
+
+
+def _post_negation(words: list[str], boundary_before: list[bool], negated: list[bool]) -> None:
+    """Negations written after their object ("the browser is off limits", "Excel no, grazie"):
+    the cue negates back to the clause's start, at most ``_SCOPE_MAX`` content words."""
+    for pos, word in enumerate(words):
+        pair = (word, _at(words, pos + 1))
+        if pair not in _POST_NEG and word not in _POST_NEG_WORDS:
+            continue
+        if pair in _POST_NEG and boundary_before[pos + 1] and word != "no":
+            continue
+        consumed = 0
+        cursor = pos - 1
+        while cursor >= 0 and consumed < _SCOPE_MAX:
+            if words[cursor] in _CONTRAST:
+                break
+            negated[cursor] = True
+            consumed += words[cursor] not in STOPWORDS
+            if boundary_before[cursor]:
+                break
+            cursor -= 1
 
 
 def _at(words: list[str], pos: int) -> str:
@@ -394,6 +454,20 @@ def _cue_end(
         return pos + 2
     if word in _NEG_ALWAYS:
         return pos + 1
+    if (
+        word == "ne"
+        and _at(words, pos + 1) not in STOPWORDS
+        and "ne" in (words[pos + 2 : pos + 2 + _SCOPE_MAX] + words[max(0, pos - _SCOPE_MAX) : pos])
+    ):
+        return pos + 1  # "né Excel né Word"
+    if (
+        word == "not"
+        and (pos == 0 or boundary_before[pos] or _at(words, pos - 1) in _COORDINATORS)
+        and pos + 1 < len(words)
+        and words[pos + 1] not in STOPWORDS
+        and stems[pos + 1] not in _NEG_VERB_STEMS
+    ):
+        return pos + 1  # "not slides and not a doc"
     if word == "no" and pos + 1 < len(words) and words[pos + 1] not in STOPWORDS:
         if words[pos + 1] in ("need", "bisogno"):
             return pos + 2

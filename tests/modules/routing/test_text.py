@@ -69,3 +69,35 @@ def test_a_negative_command_negates_whatever_the_verb() -> None:
 
 def test_a_statement_with_dont_is_not_a_command() -> None:
     assert _negated("I don't know why the query fails") == set()
+
+
+def test_a_bare_not_opening_a_clause_sets_the_noun_aside() -> None:
+    negated = _negated("Not charts and not a deck, just the raw numbers in a table")
+    assert {"charts", "deck"} <= negated and "table" not in negated
+    assert _negated("I do not know why the export fails") == set()  # a statement, not a refusal
+
+
+def test_ne_ne_negates_both_only_when_both_are_there() -> None:
+    negated = _negated("né Excel né Word: mi servono delle slide")
+    assert {"excel", "word"} <= negated and "slide" not in negated
+    assert _negated("ne voglio due copie del report") == set()  # the clitic "ne"
+
+
+def test_negations_written_after_their_object() -> None:
+    assert "browser" in _negated("the browser is off limits, just read the log")
+    assert "log" not in _negated("the browser is off limits, just read the log")
+    assert "excel" in _negated("Excel no, grazie. Preparami un documento")
+    assert "database" in _negated("il database è vietato in questa attività")
+
+
+def test_anything_but_and_stay_away_from_negate_what_follows() -> None:
+    assert "spreadsheet" in _negated("anything but a spreadsheet")
+    assert "browser" in _negated("please stay away from the browser today")
+    assert "playwright" in _negated("lascia perdere playwright, leggi i log")
+
+
+def test_word_offsets_point_into_the_folded_text() -> None:
+    text = "Usa l'MCP mcp-office-expert, poi apri report.XLSX"
+    a = analyze(text)
+    folded = fold(text)
+    assert [folded[o : o + len(w)] for w, o in zip(a.words, a.offsets, strict=True)] == a.words
