@@ -47,6 +47,7 @@ from kernel.lexicon import fold as _fold
 from kernel.lexicon import lookup as _lookup
 from kernel.lexicon import stem as _stem
 from kernel.vectors.language import detect_language
+from modules.memory.acronyms import AcronymIndex
 
 if TYPE_CHECKING:
     from modules.memory.records import MemoryState
@@ -186,6 +187,8 @@ class TermIndex:
         """``subjects``: ``(id, subject, language)`` triples (language "" when unknown)."""
         self._terms: dict[str, SubjectTerms] = {}
         self._by_key: dict[str, list[str]] = {}
+        subjects = list(subjects)
+        self._acronyms = AcronymIndex((item, subject) for item, subject, _ in subjects)
         for item, subject, language in subjects:
             terms = subject_terms(subject, lexicon, language=language)
             if not terms.alternatives:
@@ -198,11 +201,14 @@ class TermIndex:
         self._lexicon = lexicon
 
     def named_in(self, text: str) -> set[str]:
-        """The ids whose subject ``text`` names."""
+        """The ids whose subject ``text`` names: in its words (any inflection, either language)
+        or by acronym (:mod:`~modules.memory.acronyms`: "days sales outstanding" names "DSO",
+        "AOV" names "average order value")."""
         question = positions(text, self._lexicon)
         keys = set().union(*(p for p, _ in question)) if question else set()
         candidates = {item for key in keys for item in self._by_key.get(key, ())}
-        return {item for item in candidates if named(self._terms[item], question)}
+        found = {item for item in candidates if named(self._terms[item], question)}
+        return found | self._acronyms.named_in(text)
 
 
 _LAST: list[tuple[MemoryState, str, TermIndex]] = []
