@@ -336,8 +336,10 @@ def _named_ids(
     analysis = routing.analysis
     folded = fold(routing.prompt.text)
     neutral = _injection_scope(analysis, folded)
-    injected = bool(neutral) or _INJECTION.search(folded) or _INJECTION_FLAG.search(folded)
-    routing.injected = injected = bool(injected)
+    injected = bool(
+        neutral or _INJECTION.search(folded) is not None or _INJECTION_FLAG.search(folded)
+    )
+    routing.injected = injected
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
         if not postings:
