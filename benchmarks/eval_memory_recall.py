@@ -61,7 +61,11 @@ QUERY_SETS: dict[str, tuple[Path, str, tuple[str, ...], str]] = {
     "main": (DATA, "queries.jsonl", ("dev", "locked"), SPLIT_RULE),
     "heldout2": (DATA, "queries_heldout2.jsonl", ("locked2",), "every question locked"),
     "heldout3": (DATA / "heldout3", "queries.jsonl", ("locked3",), "every question locked"),
+    "dev4": (DATA / "dev4", "queries.jsonl", ("dev4",), "every question for development"),
 }
+#: the sets whose questions may be read and tuned on (the others are locked), and their splits
+DEV_SETS = frozenset({"main", "dev4"})
+DEV_SPLITS = frozenset({"dev", "dev4"})
 
 #: the dense row's floors on the cosine and the BM25 row's on the BM25 score, per kind (tuned
 #: on the dev split only, like ``modules.memory.search.DEFAULT_FLOOR`` for the fused row)
@@ -304,7 +308,7 @@ def tune(
     """Per mode and kind, the floor of the highest **dev** hit@3 (that kind's hits and expected
     ids) with dev false recall ≤ 0.05 (the middle of the floors that reach it). Reads the dev
     split only."""
-    dev = [q for q in data.queries if q["split"] == "dev"]
+    dev = [q for q in data.queries if q["split"] in DEV_SPLITS]
     ids = {
         "memory": frozenset(m["id"] for m in data.memories),
         "solved_question": frozenset(s["id"] for s in data.solved),
@@ -429,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.eval_memory_recall")
     parser.add_argument("--set", dest="query_set", choices=sorted(QUERY_SETS), default="main")
     query_set = parser.parse_args(argv).query_set
-    if query_set != "main" and os.environ.get("EVAL_TUNE") == "1":
+    if query_set not in DEV_SETS and os.environ.get("EVAL_TUNE") == "1":
         parser.error(f"--set {query_set} is locked: it is never tuned on (unset EVAL_TUNE)")
     folder, queries, _, _ = QUERY_SETS[query_set]
     data = load_set(folder, queries=queries)
@@ -445,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             dev = EvalSet(
                 memories=data.memories,
                 solved=data.solved,
-                queries=[q for q in data.queries if q["split"] == "dev"],
+                queries=[q for q in data.queries if q["split"] in DEV_SPLITS],
             )
             hits, _ = search_all(dev, root, embedder)
             _print_tuning(tune(dev, hits), w)
