@@ -1,9 +1,9 @@
 """The bilingual Italian ↔ English analytics **lexicon**: terms of both languages filed under
 shared concept keys ("fatturato", "ricavi" and "revenue" are the concept ``revenue``).
 
-The data is ``kernel/_data/lexicon.json`` (1,287 concepts written for tht, blind to every eval
-set; ``kernel/_data/LEXICON.md`` says how and what it holds). It lives in the kernel so that
-every module can read it (a module never imports another): Memory's term signal
+The data is ``kernel/_data/lexicon.json`` (1,872 concepts written for tht by two authors, each
+blind to every eval set; ``kernel/_data/LEXICON.md`` says how and what it holds). It lives in
+the kernel so that every module can read it (a module never imports another): Memory's term signal
 (``modules/memory/terms.py``) names a memory's subject across languages with it, Evidence
 translates a query's concepts for BM25 (``modules/evidence/translation.py``).
 
@@ -11,7 +11,9 @@ A term is looked up by its **words**: the content words of a text (casefolded, t
 both languages dropped), accents folded for the exact form, Snowball-stemmed
 (``py_rust_stemmers``, the BM25 recipe's) for the inflected one. A stem that two concepts share
 ("fatturato" revenue and "fattura" invoice are both ``fattur``) resolves nothing, so only the
-exact forms tell them apart. Pure: the lexicon is data read once per process.
+exact forms tell them apart; and a stem meets only an inflection of a term, not a derivation
+(:data:`MAX_INFLECTION`: "people manager" is not "people management"). Pure: the lexicon is
+data read once per process.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kernel.vectors.stopwords import STOPWORDS
 __all__ = [
     "LEXICON_LANGUAGES",
     "LEXICON_VERSION",
+    "MAX_INFLECTION",
     "MAX_PHRASE",
     "Lexicon",
     "concept_terms",
@@ -50,6 +53,9 @@ __all__ = [
 LEXICON_VERSION: Final = 1
 #: the longest term, in content words
 MAX_PHRASE: Final = 4
+#: how many letters an inflected word may add or lose against a term's own word and still meet
+#: it through its stem ("deliveries" / "delivery": 2; "management" / "manager": 3, a derivation)
+MAX_INFLECTION: Final = 2
 #: the languages the lexicon holds terms of (and stems)
 LEXICON_LANGUAGES: Final = ("it", "en")
 _WORD: Final = regex.compile(r"[\p{Alphabetic}\p{N}]+")
@@ -90,6 +96,12 @@ class Lexicon(msgspec.Struct, frozen=True, kw_only=True):
     generic: frozenset[str]
     identity: str
     terms: Mapping[str, Mapping[str, tuple[str, ...]]] = msgspec.field(default_factory=dict)
+    #: a stemmed key → the lengths of the folded words of each of its terms: a word meets a
+    #: term through its stem only as an inflection of it (:data:`MAX_INFLECTION`), not as a
+    #: derivation; a key absent here is not checked
+    stem_lengths: Mapping[tuple[str, ...], tuple[tuple[int, ...], ...]] = msgspec.field(
+        default_factory=dict
+    )
 
 
 def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lexicon:
@@ -100,6 +112,8 @@ def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lex
         raise ValueError("lexicon: 'concepts' must be a list")
     exact: dict[tuple[str, ...], str] = {}
     stemmed: dict[tuple[str, ...], str | None] = {}
+    lengths: dict[tuple[str, ...], set[tuple[int, ...]]] = {}
+    joined: list[tuple[tuple[str, str], str]] = []
     terms: dict[str, dict[str, tuple[str, ...]]] = {}
     longest = 1
     for concept in concepts:
@@ -118,9 +132,14 @@ def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lex
                     continue
                 longest = max(longest, len(words))
                 exact.setdefault((lang, *(fold(w) for w in words)), key)
+                if len(words) == 2:  # "fuori corso" written "fuoricorso", "day hospital" too
+                    joined.append(((lang, fold(words[0]) + fold(words[1])), key))
                 stems = (lang, *(stem(lang, w) for w in words))
                 if stemmed.setdefault(stems, key) != key:
                     stemmed[stems] = None  # two concepts share the stem: it resolves nothing
+                lengths.setdefault(stems, set()).add(tuple(len(fold(w)) for w in words))
+    for form, key in joined:  # after every term: a written single word comes first
+        exact.setdefault(form, key)
     generic = data.get("generic") or []
     if not isinstance(generic, list):
         raise ValueError("lexicon: 'generic' must be a list")
@@ -131,6 +150,7 @@ def lexicon_from(data: Mapping[str, object], *, identity: str = "inline") -> Lex
         generic=frozenset(str(g) for g in generic),
         identity=identity,
         terms=terms,
+        stem_lengths={k: tuple(sorted(v)) for k, v in lengths.items() if stemmed.get(k)},
     )
 
 
@@ -156,10 +176,24 @@ def lookup(lexicon: Lexicon, words: Sequence[str], languages: Sequence[str]) -> 
         if concept is not None:
             return concept
     for lang in languages:
-        concept = lexicon.stemmed.get((lang, *(stem(lang, w) for w in words)))
-        if concept is not None:
+        stems = (lang, *(stem(lang, w) for w in words))
+        concept = lexicon.stemmed.get(stems)
+        if concept is not None and _inflected(words, lexicon.stem_lengths.get(stems)):
             return concept
     return None
+
+
+def _inflected(words: Sequence[str], lengths: Sequence[Sequence[int]] | None) -> bool:
+    """Whether ``words`` differ from a term with the same stems only as an inflection does:
+    each word's length within :data:`MAX_INFLECTION` of that term's ("late deliveries" meets
+    "late delivery"; "people manager" is not "people management", nor "management" a
+    "manager", though Snowball cuts both to "manag")."""
+    if lengths is None:
+        return True
+    return any(
+        all(abs(len(fold(w)) - n) <= MAX_INFLECTION for w, n in zip(words, term, strict=True))
+        for term in lengths
+    )
 
 
 def segments(
@@ -171,16 +205,33 @@ def segments(
     out: list[tuple[str | None, list[str]]] = []
     i = 0
     while i < len(words):
-        for size in range(min(lexicon.longest, len(words) - i), 1, -1):
-            concept = lookup(lexicon, words[i : i + size], languages)
-            if concept is not None:
-                out.append((concept, list(words[i : i + size])))
-                i += size
-                break
+        found = _term_at(lexicon, words, i, languages)
+        if found is not None:
+            out.append((found[0], list(words[i : i + found[1]])))
+            i += found[1]
         else:
             out.append((None, [words[i]]))
             i += 1
     return out
+
+
+def _term_at(
+    lexicon: Lexicon, words: Sequence[str], i: int, languages: Sequence[str]
+) -> tuple[str, int] | None:
+    """The longest term starting at ``words[i]``, as ``(concept, words it covers)``: its words
+    as written, or with the first two joined, since hyphens and spaces come and go in compounds
+    ("post-operative complications" is "postoperative complications", "day-hospital" is "day
+    hospital")."""
+    for size in range(min(lexicon.longest + 1, len(words) - i), 1, -1):
+        span = words[i : i + size]
+        if size <= lexicon.longest:
+            concept = lookup(lexicon, span, languages)
+            if concept is not None:
+                return concept, size
+        concept = lookup(lexicon, [span[0] + span[1], *span[2:]], languages)
+        if concept is not None:
+            return concept, size
+    return None
 
 
 def _languages(text: str, language: str) -> tuple[str, ...]:

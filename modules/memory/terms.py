@@ -48,6 +48,7 @@ from kernel.lexicon import lookup as _lookup
 from kernel.lexicon import stem as _stem
 from kernel.vectors.language import detect_language
 from modules.memory.acronyms import AcronymIndex
+from modules.memory.misspellings import Misspellings
 
 if TYPE_CHECKING:
     from modules.memory.records import MemoryState
@@ -108,8 +109,9 @@ def positions(text: str, lexicon: Lexicon, *, language: str = "") -> list[tuple[
     """``text``'s content positions, each its key set and whether it is generic. A word is its
     concept beside its folded form (a loanword the lexicon files under different concepts in
     the two languages, "turnover", still meets itself), or its word keys; a term of several
-    words is one position holding its concept and each word's keys ("late deliveries" names
-    "delivery" too). ``language``: the text's, when known (see :func:`language_of`)."""
+    words holds its concept and each word's keys ("late deliveries" names "delivery" too), at
+    each of its words' positions, so that distances count words however the lexicon cuts them.
+    ``language``: the text's, when known (see :func:`language_of`)."""
     languages = language_of(text, language)
     out: list[tuple[Position, bool]] = []
     for concept, words in _segments(text, lexicon, language):
@@ -117,8 +119,10 @@ def positions(text: str, lexicon: Lexicon, *, language: str = "") -> list[tuple[
         if concept is None:
             out.append(singles[0])
             continue
-        keys = frozenset({f"c:{concept}"}.union(*(p for p, _ in singles)))
-        out.append((keys, concept in lexicon.generic))
+        keys = frozenset({f"c:{concept}", f"cc:{concept}"}.union(*(p for p, _ in singles)))
+        # one position per word: distances count words, however the lexicon cuts them ("merce
+        # al magazzino" is one term, still two words between "consegnato" and "ritardo")
+        out.extend([(keys, concept in lexicon.generic)] * len(words))
     return out
 
 
@@ -138,11 +142,16 @@ def subject_terms(subject: str, lexicon: Lexicon, *, language: str = "") -> Subj
     """A subject's required positions: its lexicon terms whole, the generic ones left out; and,
     when it holds a term of several words, those words one by one ("consegna in ritardo" is
     also "consegne arrivate in ritardo"), the generic ones left out unless that would leave a
-    single word to stand for the term ("day surgery" is not any surgery)."""
+    single word to stand for the term ("day surgery" is not any surgery).
+
+    A term whose concept also holds a shorter part of it is broader than the subject ("smart
+    meter" filed under ``meter``, "gender pay gap" beside "pay gap"): through that concept the
+    subject is met only by a term of several words of it ("divario retributivo di genere"), so
+    any meter does not name "smart meter"."""
     languages = language_of(subject, language)
     segments = _segments(subject, lexicon, language)
     whole = [
-        (frozenset({f"c:{concept}"}), concept in lexicon.generic)
+        (frozenset({_concept_key(lexicon, concept, words, languages)}), concept in lexicon.generic)
         if concept is not None
         else _single(lexicon, words[0], languages)
         for concept, words in segments
@@ -160,6 +169,32 @@ def subject_terms(subject: str, lexicon: Lexicon, *, language: str = "") -> Subj
         if split and split not in ways:
             ways.append(split)
     return SubjectTerms(alternatives=tuple(ways))
+
+
+def _concept_key(
+    lexicon: Lexicon, concept: str, words: Sequence[str], languages: tuple[str, ...]
+) -> str:
+    """A subject term's concept key: ``c:`` (any term of the concept meets it), or ``cc:`` (a
+    term of several words only) when the concept is broader than the term."""
+    if len(words) > 1 and _holds_a_part(lexicon, concept, words, languages):
+        return f"cc:{concept}"
+    return f"c:{concept}"
+
+
+def _holds_a_part(
+    lexicon: Lexicon, concept: str, words: Sequence[str], languages: tuple[str, ...]
+) -> bool:
+    """Whether a shorter run of a term's ``words`` is a term of the same ``concept`` while a
+    word outside that run says more than a generic one ("smart" in "smart meter"; not "tasso"
+    in "tasso di churn")."""
+    for size in range(1, len(words)):
+        for start in range(len(words) - size + 1):
+            if _lookup(lexicon, words[start : start + size], languages) != concept:
+                continue
+            rest = [*words[:start], *words[start + size :]]
+            if any(not _single(lexicon, w, languages)[1] for w in rest):
+                return True
+    return False
 
 
 def _met(required: Sequence[Position], question: Sequence[tuple[Position, bool]]) -> bool:
@@ -189,6 +224,9 @@ class TermIndex:
         self._by_key: dict[str, list[str]] = {}
         subjects = list(subjects)
         self._acronyms = AcronymIndex((item, subject) for item, subject, _ in subjects)
+        self._misspellings = Misspellings(
+            _fold(word) for _, subject, _ in subjects for word in _words(subject)
+        )
         for item, subject, language in subjects:
             terms = subject_terms(subject, lexicon, language=language)
             if not terms.alternatives:
@@ -204,11 +242,22 @@ class TermIndex:
         """The ids whose subject ``text`` names: in its words (any inflection, either language)
         or by acronym (:mod:`~modules.memory.acronyms`: "days sales outstanding" names "DSO",
         "AOV" names "average order value")."""
-        question = positions(text, self._lexicon)
+        question = self._corrected(positions(text, self._lexicon))
         keys = set().union(*(p for p, _ in question)) if question else set()
         candidates = {item for key in keys for item in self._by_key.get(key, ())}
         found = {item for item in candidates if named(self._terms[item], question)}
         return found | self._acronyms.named_in(text)
+
+    def _corrected(self, question: list[tuple[Position, bool]]) -> list[tuple[Position, bool]]:
+        """A word no lexicon term holds also meets the subject words it is one typo away from
+        (:mod:`~modules.memory.misspellings`: "sinsitri" meets "sinistro")."""
+        out = []
+        for keys, generic in question:
+            if not any(key.startswith("c:") for key in keys):
+                extra = set().union(*(self._misspellings.corrections(k) for k in keys))
+                keys = keys | extra if extra else keys
+            out.append((keys, generic))
+        return out
 
 
 _LAST: list[tuple[MemoryState, str, TermIndex]] = []

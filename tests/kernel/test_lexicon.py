@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kernel.lexicon import (
     LEXICON_LANGUAGES,
     LEXICON_VERSION,
+    MAX_INFLECTION,
     concept_terms,
     content_words,
     default_lexicon,
@@ -20,6 +21,7 @@ from kernel.lexicon import (
     lexicon_from,
     lookup,
     segments,
+    stem,
     translate,
 )
 
@@ -43,7 +45,7 @@ def test_the_shipped_lexicon_loads_with_its_version_and_every_concept() -> None:
     lexicon = default_lexicon()
     assert SHIPPED["version"] == LEXICON_VERSION
     assert lexicon.identity.startswith(f"lexicon/v{LEXICON_VERSION}/")
-    assert len(lexicon.terms) == len(SHIPPED["concepts"]) == 1287
+    assert len(lexicon.terms) == len(SHIPPED["concepts"]) == 1872
     assert lexicon.generic <= set(lexicon.terms)
     revenue = next(c for c in SHIPPED["concepts"] if c["key"] == "revenue")
     assert lexicon.terms["revenue"] == {"en": tuple(revenue["en"]), "it": tuple(revenue["it"])}
@@ -84,6 +86,33 @@ def test_lookup_prefers_the_exact_form_and_a_shared_stem_resolves_nothing() -> N
     assert lookup(SMALL, ["ricoveri"], ("it",)) == "admission"
     assert lookup(SMALL, ["admissions"], ("it",)) == "admission"
     assert lookup(SMALL, ["ospedale"], ("it", "en")) is None
+
+
+def test_a_stem_meets_an_inflection_not_a_derivation() -> None:
+    """Snowball cuts "manager" and "management" to one stem: a word meets a term through its
+    stem only when it is within MAX_INFLECTION letters of the term's own word."""
+    lexicon = lexicon_from(
+        {
+            "concepts": [
+                {"key": "hr", "en": ["people management"], "it": []},
+                {"key": "manager", "en": ["manager"], "it": []},
+                {"key": "late_delivery", "en": ["late delivery"], "it": ["consegna in ritardo"]},
+            ]
+        }
+    )
+    assert lookup(lexicon, ["people", "manager"], ("en",)) is None
+    assert lookup(lexicon, ["management"], ("en",)) is None
+    assert lookup(lexicon, ["managers"], ("en",)) == "manager"
+    assert lookup(lexicon, ["late", "deliveries"], ("en",)) == "late_delivery"
+    assert lookup(lexicon, ["consegne", "ritardo"], ("it",)) == "late_delivery"
+
+
+@given(st.sampled_from(["report", "order", "delivery", "customer"]), st.integers(0, MAX_INFLECTION))
+def test_a_few_more_letters_are_still_an_inflection(word: str, extra: int) -> None:
+    lexicon = lexicon_from({"concepts": [{"key": "k", "en": [word], "it": []}]})
+    longer = word + "s" * extra
+    if stem("en", longer) == stem("en", word):
+        assert lookup(lexicon, [longer], ("en",)) == "k"
 
 
 def test_segments_take_the_longest_term_first() -> None:
@@ -149,3 +178,21 @@ def test_nearly_every_shipped_term_is_its_own_concepts() -> None:
         if lexicon.exact.get((lang, *(fold(w) for w in content_words(term)[:4]))) == key
     )
     assert own / len(_TERMS) > 0.97
+
+
+def test_compounds_meet_with_or_without_their_hyphen_or_space() -> None:
+    lexicon = lexicon_from(
+        {
+            "concepts": [
+                {"key": "complication", "en": ["postoperative complications"], "it": []},
+                {"key": "day_hospital", "en": ["day hospital"], "it": ["day hospital"]},
+            ]
+        }
+    )
+    words = content_words("post-operative complications in day-hospital, dayhospital")
+    assert segments(words, lexicon, ("en",)) == [
+        ("complication", ["post", "operative", "complications"]),
+        ("day_hospital", ["day", "hospital"]),
+        (None, ["dayhospital"]),  # one word: a term through lookup
+    ]
+    assert lookup(lexicon, ["dayhospital"], ("en",)) == "day_hospital"

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from modules.memory.terms import (
     LEXICON_VERSION,
     MAX_GAP,
+    MAX_PHRASE,
     TermIndex,
     default_lexicon,
     language_of,
@@ -146,3 +147,73 @@ def test_a_bad_lexicon_is_refused() -> None:
         lexicon_from({"concepts": "nope"})
     with pytest.raises(ValueError, match="key"):
         lexicon_from({"concepts": [{"en": ["x"]}]})
+
+
+@given(
+    first=_WORDS,
+    second=_WORDS,
+    size=st.integers(min_value=MAX_GAP + 1, max_value=MAX_PHRASE),
+)
+def test_a_lexicon_term_in_between_counts_all_its_words(first: str, second: str, size: int) -> None:
+    """Distances count words, however the lexicon cuts them: a term of several words between
+    the subject's words ("consegnato merce al magazzino in ritardo") is that many words apart."""
+    if first == second:
+        return
+    between = ["xray", "yankee", "zulu", "kilo"][:size]
+    lexicon = lexicon_from({"concepts": [{"key": "filler", "en": [" ".join(between)], "it": []}]})
+    question = positions(" ".join([first, *between, second]), lexicon, language="en")
+    assert len(question) == size + 2
+    assert not named(subject_terms(f"{first} {second}", lexicon, language="en"), question)
+
+
+BROAD = lexicon_from(
+    {
+        "concepts": [
+            {"key": "meter", "en": ["meter", "meters", "smart meter"], "it": ["contatore"]},
+            {
+                "key": "complication",
+                "en": ["complication", "complications", "postoperative complications"],
+                "it": ["complicanza", "complicanza post operatoria"],
+            },
+            {"key": "churn", "en": ["churn", "churned"], "it": ["clienti persi"]},
+            {"key": "customer", "en": ["customer"], "it": ["clienti", "cliente"]},
+        ],
+        "generic": [],
+    }
+)
+
+
+def test_a_concept_broader_than_the_subject_is_met_only_by_its_longer_terms() -> None:
+    """ "smart meter" is filed under meter beside "meter": any meter does not name it; the
+    concept's other terms of several words still do, across languages and hyphens."""
+    index = TermIndex(
+        [("m", "smart meter", "en"), ("c", "complicanza post operatoria", "it")], BROAD
+    )
+    assert index.named_in("average age of the gas meters") == set()
+    assert index.named_in("readings of smart meters by region") == {"m"}
+    assert index.named_in("post-operative complications after hip replacements") == {"c"}
+    assert index.named_in("complications of pregnancy") == set()
+
+
+def test_a_broader_concept_with_only_a_generic_word_more_is_the_subject() -> None:
+    lexicon = lexicon_from(
+        {
+            "concepts": [
+                {"key": "churn", "en": ["churn", "churn rate"], "it": ["abbandono"]},
+                {"key": "rate", "en": ["rate"], "it": ["tasso"]},
+            ],
+            "generic": ["rate"],
+        }
+    )
+    assert TermIndex([("r", "churn rate", "en")], lexicon).named_in("abbandono per regione") == {
+        "r"
+    }
+
+
+def test_a_misspelled_word_meets_the_subject_word_it_nearly_is() -> None:
+    empty = lexicon_from({"concepts": []})
+    index = TermIndex([("s", "sinistro aperto", "it"), ("o", "overtime hours", "en")], empty)
+    assert index.named_in("sinsitro aperto in Lombardia") == {"s"}  # two letters swapped
+    assert index.named_in("ovretime hours by team") == {"o"}
+    assert index.named_in("sinistro chiuso") == set()
+    assert index.named_in("destro aperto") == set()  # another word, not a typo
