@@ -20,6 +20,13 @@ at most the number of required positions plus :data:`MAX_GAP` (one modifier may 
 "consegne *arrivate* in ritardo"; a phrase scattered across a sentence is not the term). The
 order is free ("30-day readmissions" names "riammissione a 30 giorni").
 
+A term of several words stands at each of its words' positions (distances count words), and
+also holds ``cc:<concept>``: a subject term whose concept is broader than it ("smart meter" filed
+under ``meter``) requires that key, so only another term of several words of the concept meets
+it. A question word no lexicon term holds also meets a subject word one typo away
+(:mod:`~modules.memory.misspellings`), and a written acronym names a subject that spells it
+(:mod:`~modules.memory.acronyms`).
+
 Pure: the lexicon is data read once (:mod:`kernel.lexicon`); stemming is ``py_rust_stemmers``
 (the BM25 recipe's).
 """
@@ -239,9 +246,9 @@ class TermIndex:
         self._lexicon = lexicon
 
     def named_in(self, text: str) -> set[str]:
-        """The ids whose subject ``text`` names: in its words (any inflection, either language)
-        or by acronym (:mod:`~modules.memory.acronyms`: "days sales outstanding" names "DSO",
-        "AOV" names "average order value")."""
+        """The ids whose subject ``text`` names: in its words (any inflection, either language,
+        one typo allowed) or by acronym (:mod:`~modules.memory.acronyms`: "AOV" names "average
+        order value")."""
         question = self._corrected(positions(text, self._lexicon))
         keys = set().union(*(p for p, _ in question)) if question else set()
         candidates = {item for key in keys for item in self._by_key.get(key, ())}
