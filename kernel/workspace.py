@@ -168,8 +168,8 @@ def _models() -> type[BaseModel]:
 
         method: Literal["rrf", "weighted"] = "weighted"
         k: int = Field(default=1, ge=1, le=10_000)
-        dense_weight: float = Field(default=0.4, ge=0, allow_inf_nan=False)
-        bm25_weight: float = Field(default=0.6, ge=0, allow_inf_nan=False)
+        dense_weight: float = Field(default=0.35, ge=0, allow_inf_nan=False)
+        bm25_weight: float = Field(default=0.65, ge=0, allow_inf_nan=False)
         cross_lingual_bm25: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
         translate_bm25: bool = Field(default=True, strict=True)
         translate_terms: int = Field(default=2, ge=1, le=10, strict=True)

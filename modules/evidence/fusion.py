@@ -53,8 +53,8 @@ class FusionSettings:
     # defaults: chosen on the dev split of `make eval-evidence` (docs/evidence.md)
     method: FusionMethod = "weighted"
     rrf_k: int = 1
-    dense_weight: float = 0.4
-    bm25_weight: float = 0.6
+    dense_weight: float = 0.35
+    bm25_weight: float = 0.65
     cross_lingual_bm25: float = 1.0
     languages: tuple[str, ...] = ("it", "en")
     # BM25 query translation through the bilingual lexicon (modules/evidence/translation.py):
