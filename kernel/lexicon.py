@@ -38,6 +38,7 @@ __all__ = [
     "LEXICON_VERSION",
     "MAX_INFLECTION",
     "MAX_PHRASE",
+    "NEGATIONS",
     "Lexicon",
     "concept_terms",
     "content_words",
@@ -60,7 +61,12 @@ MAX_INFLECTION: Final = 2
 LEXICON_LANGUAGES: Final = ("it", "en")
 _WORD: Final = regex.compile(r"[\p{Alphabetic}\p{N}]+")
 _STEMMERS: Final = {"it": SnowballStemmer("italian"), "en": SnowballStemmer("english")}
-_STOP: Final = frozenset().union(*(STOPWORDS[lang] for lang in LEXICON_LANGUAGES))
+#: the words that negate what follows them: stopwords for BM25, but words here — without them
+#: "fatture non saldate" would read "fatture saldate" and "no-show" would be any "show"
+NEGATIONS: Final = frozenset(
+    {"non", "not", "no", "senza", "without", "never", "mai", "nor", "né", "neither"}
+)
+_STOP: Final = frozenset().union(*(STOPWORDS[lang] for lang in LEXICON_LANGUAGES)) - NEGATIONS
 
 
 @lru_cache(maxsize=65536)
@@ -73,7 +79,8 @@ def fold(word: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    """``text``'s words, casefolded, the stopwords of both languages dropped."""
+    """``text``'s words, casefolded, the stopwords of both languages dropped — except the
+    :data:`NEGATIONS`, which a term may hold ("fatture non saldate", "no-show")."""
     return [w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP]
 
 

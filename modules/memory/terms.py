@@ -44,6 +44,7 @@ from kernel.lexicon import (
     LEXICON_LANGUAGES,
     LEXICON_VERSION,
     MAX_PHRASE,
+    NEGATIONS,
     Lexicon,
     default_lexicon,
     lexicon_from,
@@ -106,6 +107,27 @@ def _single(lexicon: Lexicon, word: str, languages: tuple[str, ...]) -> tuple[Po
     return frozenset({f"c:{concept}", f"w:{_fold(word)}"}), concept in lexicon.generic
 
 
+_NEGATION_KEYS: Final = frozenset(f"w:{_fold(word)}" for word in NEGATIONS)
+
+
+def _negated(items: Sequence[tuple[Position, bool]]) -> list[tuple[Position, bool]]:
+    """A bare negation word ("non", "not", "senza"…, in no lexicon term) is no position of its
+    own: the position after it becomes its negation, every key prefixed ``not:``, so "clienti
+    non attivi" never meets "cliente attivo", and "pazienti non presentati" meets "paziente
+    non presentato"."""
+    out: list[tuple[Position, bool]] = []
+    negate = False
+    for keys, generic in items:
+        if keys & _NEGATION_KEYS and not any(key.startswith("c:") for key in keys):
+            negate = True
+            continue
+        if negate:
+            keys = frozenset(f"not:{key}" for key in keys)
+            negate = False
+        out.append((keys, generic))
+    return out
+
+
 def _segments(text: str, lexicon: Lexicon, language: str) -> list[tuple[str | None, list[str]]]:
     """``text``'s content words cut into lexicon terms, longest first from the left:
     ``(concept, words)``, ``concept`` None for a word in no term of two or more words."""
@@ -130,7 +152,7 @@ def positions(text: str, lexicon: Lexicon, *, language: str = "") -> list[tuple[
         # one position per word: distances count words, however the lexicon cuts them ("merce
         # al magazzino" is one term, still two words between "consegnato" and "ritardo")
         out.extend([(keys, concept in lexicon.generic)] * len(words))
-    return out
+    return _negated(out)
 
 
 class SubjectTerms(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,19 +179,24 @@ def subject_terms(subject: str, lexicon: Lexicon, *, language: str = "") -> Subj
     any meter does not name "smart meter"."""
     languages = language_of(subject, language)
     segments = _segments(subject, lexicon, language)
-    whole = [
-        (frozenset({_concept_key(lexicon, concept, words, languages)}), concept in lexicon.generic)
-        if concept is not None
-        else _single(lexicon, words[0], languages)
-        for concept, words in segments
-    ]
+    whole = _negated(
+        [
+            (
+                frozenset({_concept_key(lexicon, concept, words, languages)}),
+                concept in lexicon.generic,
+            )
+            if concept is not None
+            else _single(lexicon, words[0], languages)
+            for concept, words in segments
+        ]
+    )
     ways: list[tuple[Position, ...]] = []
     first = tuple(p for p, generic in whole if not generic)
     if first:
         ways.append(first)
     if any(concept is not None for concept, _ in segments):
         words = [w for _, ws in segments for w in ws]
-        singles = [_single(lexicon, w, languages) for w in words]
+        singles = _negated([_single(lexicon, w, languages) for w in words])
         split = tuple(p for p, generic in singles if not generic)
         if len(split) <= 1 and len(words) >= 2:
             split = tuple(p for p, _ in singles)

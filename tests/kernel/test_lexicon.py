@@ -14,6 +14,7 @@ from kernel.lexicon import (
     LEXICON_LANGUAGES,
     LEXICON_VERSION,
     MAX_INFLECTION,
+    NEGATIONS,
     concept_terms,
     content_words,
     default_lexicon,
@@ -196,3 +197,28 @@ def test_compounds_meet_with_or_without_their_hyphen_or_space() -> None:
         (None, ["dayhospital"]),  # one word: a term through lookup
     ]
     assert lookup(lexicon, ["dayhospital"], ("en",)) == "day_hospital"
+
+
+def test_a_negation_is_part_of_a_term_not_dropped() -> None:
+    """Without its "non" "fatture non saldate" would read "fatture saldate", and "no-show"
+    would be any "show": negations are words of a term."""
+    lexicon = lexicon_from(
+        {
+            "concepts": [
+                {"key": "unpaid_invoice", "en": ["unpaid invoices"], "it": ["fatture non saldate"]},
+                {"key": "no_show", "en": ["no-show", "did not attend"], "it": ["no show"]},
+                {"key": "invoice", "en": ["invoice"], "it": ["fattura", "fatture"]},
+            ]
+        }
+    )
+    assert [c for c, _ in concept_terms("fatture saldate nel 2024", "en", lexicon=lexicon)] == [
+        "invoice"
+    ]
+    assert [c for c, _ in concept_terms("fatture non saldate", "en", lexicon=lexicon)] == [
+        "unpaid_invoice"
+    ]
+    assert concept_terms("show me the totals; students who attend", "it", lexicon=lexicon) == []
+    assert [c for c, _ in concept_terms("patients who did not attend", "it", lexicon=lexicon)] == [
+        "no_show"
+    ]
+    assert {"non", "not", "no", "senza", "without"} <= NEGATIONS

@@ -217,3 +217,26 @@ def test_a_misspelled_word_meets_the_subject_word_it_nearly_is() -> None:
     assert index.named_in("ovretime hours by team") == {"o"}
     assert index.named_in("sinistro chiuso") == set()
     assert index.named_in("destro aperto") == set()  # another word, not a typo
+
+
+@given(word=_WORDS, negation=st.sampled_from(["non", "not", "senza", "without", "no"]))
+def test_a_negated_word_never_names_the_affirmative_subject(word: str, negation: str) -> None:
+    """ "clienti non attivi" is not "cliente attivo"; a negated subject is named only by the
+    negation ("pazienti che non si sono presentati" names "paziente non presentato")."""
+    empty = lexicon_from({"concepts": []})
+    index = TermIndex(
+        [("plain", f"cliente {word}", "it"), ("neg", f"cliente non {word}", "it")], empty
+    )
+    assert index.named_in(f"quanti clienti {negation} {word}?") == {"neg"}
+    assert index.named_in(f"quanti clienti {word}?") == {"plain"}
+
+
+def test_negations_in_the_shipped_lexicon_keep_their_sense() -> None:
+    index = TermIndex(
+        [("active", "cliente attivo", "it"), ("noshow", "paziente non presentato", "it")],
+        default_lexicon(),
+    )
+    assert index.named_in("clienti non attivi per regione") == set()
+    assert index.named_in("clienti attivi per regione") == {"active"}
+    assert index.named_in("pazienti che non si sono presentati a marzo") == {"noshow"}
+    assert index.named_in("pazienti presentati a marzo") == set()
