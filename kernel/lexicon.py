@@ -228,7 +228,8 @@ def _term_at(
     """The longest term starting at ``words[i]``, as ``(concept, words it covers)``: its words
     as written, or with the first two joined, since hyphens and spaces come and go in compounds
     ("post-operative complications" is "postoperative complications", "day-hospital" is "day
-    hospital")."""
+    hospital"); a term of two words also in the other order ("customers we lose" is "lose
+    customers", "ritardo di consegna" is "consegna in ritardo")."""
     for size in range(min(lexicon.longest + 1, len(words) - i), 1, -1):
         span = words[i : i + size]
         if size <= lexicon.longest:
@@ -238,6 +239,10 @@ def _term_at(
         concept = lookup(lexicon, [span[0] + span[1], *span[2:]], languages)
         if concept is not None:
             return concept, size
+        if size == 2:
+            concept = lookup(lexicon, [span[1], span[0]], languages)
+            if concept is not None:
+                return concept, size
     return None
 
 

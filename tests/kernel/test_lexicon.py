@@ -222,3 +222,18 @@ def test_a_negation_is_part_of_a_term_not_dropped() -> None:
         "no_show"
     ]
     assert {"non", "not", "no", "senza", "without"} <= NEGATIONS
+
+
+def test_a_two_word_term_is_met_in_either_order() -> None:
+    lexicon = lexicon_from(
+        {"concepts": [{"key": "churn", "en": ["lose customers"], "it": ["clienti persi"]}]}
+    )
+    assert segments(content_words("customers did we lose"), lexicon, ("en",)) == [
+        ("churn", ["customers", "lose"])
+    ]
+    assert segments(content_words("persi clienti"), lexicon, ("it",)) == [
+        ("churn", ["persi", "clienti"])
+    ]
+    # three words keep their order: only a pair is read both ways
+    three = lexicon_from({"concepts": [{"key": "k", "en": ["net sales value"], "it": []}]})
+    assert segments(content_words("value sales net"), three, ("en",))[0][0] is None
