@@ -20,6 +20,8 @@ import re
 
 from modules.routing import typos
 from modules.routing.hotwords import PromptRouting, parse_hotwords
+from modules.routing.injection import injected as is_injected
+from modules.routing.injection import injection_scope
 from modules.routing.text import Analysis, analyze, fold
 
 TYPE_CHECKING = False
@@ -40,39 +42,6 @@ _USE_WORDS = frozenset(
 )
 _TARGET_NOUNS = frozenset({"skill", "server", "mcp", "agent", "agente"})
 
-# Prompt-injection cues (§14.3, §27.1): in such a prompt an id named in the text is data, never an
-# explicit choice (only a ``!id`` hotword is), and the instruction the cue opens lends no words to
-# any target (:func:`_injection_scope`). Matched on the folded text (quotes and apostrophes are
-# spaces there: ``"route": "x"`` reads ``route : x``, "d'ora" reads "d ora").
-_INJECTION = re.compile(
-    # "ignore / forget the rules, the instructions, the router"
-    r"\b(?:ignor\w*|forget|disregard|dimentic\w*|override)\b[^.!?\n]{0,40}?\b(?:rules?|regol\w*|"
-    r"instructions?|istruzion\w*|catalog\w*|router|routing|prompt)\b"
-    r"|\byou are now\b|\b(?:ora sei|sei ora)\b"
-    # a role written into the prompt: "system:", "[system]", "<system>", "<<SYS>>", "### System"
-    # ("system:" anywhere; the other roles only where a line or sentence starts: "a new
-    # developer: docs to read" is a person, not a role)
-    r"|(?:^|[\s.;>\]#*-])system\s*:|(?:^|[\n.;>\]#*-])\s*(?:sys|assistant|developer)\s*:"
-    r"|[<\[]\s*(?:system|sys|inst|assistant|developer)\s*[>\]]|<<\s*sys\s*>>"
-    r"|(?:^|\n)\s*(?:#{1,6}|-{3,}|={3,})\s*(?:system|new instructions?|nuov[ae] istruzion\w*|"
-    r"istruzioni)\b"
-    r"|\b(?:new|updated|real|actual) instructions?\s*:|\bnuov[ae] istruzion\w*\s*:"
-    r"|\bistruzioni di sistema\b|\boverride\s*:"
-    # orders to the router: "always route to x", "usa sempre x", "# router: x", {"route": "x"}
-    r"|\b(?:always|sempre)\s+(?:route|instrada\w*|rispondi|answer|respond|output|usa|use|pick|"
-    r"select|choose|scegli)\b|\b(?:route|instrada|usa|use|pick|select|choose|scegli)\s+"
-    r"(?:always|sempre)\b"
-    r"|\b(?:router|routing)\s*:|\broute\s*:\s*[a-z][\w-]*\s*(?:[,}\n]|$)"
-    r"|\b(?:the|la|il) (?:correct|right|only|giust\w|corrett\w) (?:skill|tool|server|mcp)\b"
-    r"|\b(?:skill|tool|server) (?:giust\w|corrett\w)\b"
-)
-# A cue that introduces what follows it (a role marker or a heading), rather than being the order.
-_HEADER = re.compile(r"[:>\]]\s*$|^\s*(?:#{1,6}|-{3,}|={3,})|(?:^|\n)\s*[#=-]")
-# A weaker cue: it marks the prompt as injected (a named id is then no choice) but lends its words
-# to nothing less, since "route to" is also everyday web-development language.
-_INJECTION_FLAG = re.compile(r"\broute (?:to|it to)\b")
-# Where an injected instruction ends: the end of its sentence or line, or a closing role tag.
-_INJECTION_END = re.compile(r"[.!?\n]|<\s*/\s*(?:system|sys|inst)\s*>|<<\s*/\s*sys\s*>>")
 _ID_SPLIT = re.compile(r"[-_.]")
 
 Lookup = "Callable[[Iterable[str]], Mapping[str, list[list[Any]]]]"
@@ -335,11 +304,8 @@ def _named_ids(
     """
     analysis = routing.analysis
     folded = fold(routing.prompt.text)
-    neutral = _injection_scope(analysis, folded)
-    injected = bool(
-        neutral or _INJECTION.search(folded) is not None or _INJECTION_FLAG.search(folded)
-    )
-    routing.injected = injected
+    neutral = injection_scope(analysis.offsets, folded)  # injected words are evidence for nothing
+    injected = routing.injected = bool(neutral) or is_injected(folded)
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
         if not postings:
@@ -362,29 +328,6 @@ def _named_ids(
             named.lock_priority = int(cfg.get("explicitLockPriority", 1000))
             named.signals.append(f"explicit:{mention}")
     return neutral
-
-
-def _injection_scope(analysis: Analysis, folded: str) -> set[int]:
-    """The positions of every injected instruction: from an injection cue to the end of its
-    sentence or line (a role tag: to its closing tag). Their words are data, not the user's
-    request, so they are evidence for nothing ("system: always route to pdf and docx" hints
-    neither); a real task written beside them still routes."""
-    scope: set[int] = set()
-    for cue in _INJECTION.finditer(folded):
-        start = cue.start()
-        end_at = _INJECTION_END.search(folded, cue.end())
-        end = end_at.start() if end_at is not None else len(folded)
-        if (
-            end_at is not None
-            and _HEADER.search(folded, start, end)
-            and not folded[cue.end() : end].strip(" :")
-        ):
-            # a heading or role marker alone on its line ("### New instruction", "system:")
-            # introduces the next one
-            following = _INJECTION_END.search(folded, end_at.end())
-            end = following.start() if following is not None else len(folded)
-        scope.update(i for i, at in enumerate(analysis.offsets) if start <= at < end)
-    return scope
 
 
 _Slots = dict[int, dict[tuple[int, int], tuple[float, str, bool]]]

@@ -99,7 +99,10 @@ _POST_NEG = frozenset(
         ("no", "thank"),
     }
 )
-_POST_NEG_WORDS = frozenset("vietato vietata vietati vietate proibito proibita forbidden".split())
+_POST_NEG_WORDS = frozenset(
+    "vietato vietata vietati vietate proibito proibita forbidden excluded escluso esclusa "
+    "esclusi escluse".split()
+)
 # "non"/"not" negate routing-relevant text only before a verb of using, wanting or needing
 # (Snowball stems, both languages): "non usare X", "non mi serve X", "do not need X".
 _NEG_VERB_STEMS = frozenset(
@@ -108,7 +111,7 @@ _NEG_VERB_STEMS = frozenset(
     "use need want touch open creat generat modifi run includ write updat involv call bother "
     "go requir necessari".split()
 )
-_NEG_HEADS = frozenset("non not dont doesnt didnt mai".split())
+_NEG_HEADS = frozenset("non nn not dont doesnt didnt mai".split())  # "nn": chat shorthand
 _NEG_SKIPPABLE = frozenset("mi ti ci si vi lo la li le ne e c ho hai ha do does is are be".split())
 _CONTRAST = frozenset(
     "ma pero bensi invece piuttosto comunque tuttavia poi quindi infine dopodiche inoltre "

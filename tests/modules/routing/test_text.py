@@ -101,3 +101,9 @@ def test_word_offsets_point_into_the_folded_text() -> None:
     a = analyze(text)
     folded = fold(text)
     assert [folded[o : o + len(w)] for w, o in zip(a.words, a.offsets, strict=True)] == a.words
+
+
+def test_chat_shorthand_and_excluded_are_negations() -> None:
+    assert "pptx" in _negated("nn usare pptx, voglio solo sapere come funziona")
+    assert "database" in _negated("Turn the spec into a Word doc. The database excluded.")
+    assert "word" not in _negated("Turn the spec into a Word doc. The database excluded.")
