@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["injected", "injection_scope"]
+__all__ = ["injected", "injection_scope", "scan"]
 
 _MARKER = re.compile(
     # a role: "system:" anywhere, the others where a line or sentence starts
@@ -91,6 +91,11 @@ def injection_scope(offsets: list[int], folded: str) -> set[int]:
     """The word positions (``offsets``: where each word starts in ``folded``) of every injected
     instruction: a marker's line (and the next when it stands alone), an order to its sentence's
     end, an insistence's whole sentence."""
+    return scan(offsets, folded)[0]
+
+
+def scan(offsets: list[int], folded: str) -> tuple[set[int], bool]:
+    """:func:`injection_scope` and :func:`injected` in one pass over the text."""
     spans: list[tuple[int, int]] = []
     for cue in _MARKER.finditer(folded):
         end_at = _LINE_END.search(folded, cue.end())
@@ -104,7 +109,8 @@ def injection_scope(offsets: list[int], folded: str) -> set[int]:
     spans.extend(
         _sentence(folded, cue) for cue in _INSIST.finditer(folded) if _about_tools(folded, cue)
     )
-    return {i for i, at in enumerate(offsets) if any(a <= at < b for a, b in spans)}
+    scope = {i for i, at in enumerate(offsets) if any(a <= at < b for a, b in spans)}
+    return scope, bool(spans) or _FLAG.search(folded) is not None
 
 
 def _sentence(folded: str, cue: re.Match[str]) -> tuple[int, int]:

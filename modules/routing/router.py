@@ -20,8 +20,7 @@ import re
 
 from modules.routing import typos
 from modules.routing.hotwords import PromptRouting, parse_hotwords
-from modules.routing.injection import injected as is_injected
-from modules.routing.injection import injection_scope
+from modules.routing.injection import scan as scan_injection
 from modules.routing.text import Analysis, analyze, fold
 
 TYPE_CHECKING = False
@@ -304,8 +303,9 @@ def _named_ids(
     """
     analysis = routing.analysis
     folded = fold(routing.prompt.text)
-    neutral = injection_scope(analysis.offsets, folded)  # injected words are evidence for nothing
-    injected = routing.injected = bool(neutral) or is_injected(folded)
+    # injected words are evidence for nothing
+    neutral, injected = scan_injection(analysis.offsets, folded)
+    routing.injected = injected
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")
         if not postings:
