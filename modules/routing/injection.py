@@ -46,7 +46,7 @@ _MARKER = re.compile(
 )
 _ORDER = re.compile(
     # "ignore / forget the rules, the instructions, the router"
-    r"\b(?:ignor\w*|forget|disregard|dimentic\w*)\b[^.!?\n]{0,40}?\b(?:rules?|regol\w*|"
+    r"\b(?:ignor\w*|forget|disregard|dimentic\w*|override)\b[^.!?\n]{0,40}?\b(?:rules?|regol\w*|"
     r"instructions?|istruzion\w*|catalog\w*|router|routing|prompt)\b"
     r"|\byou are now\b|\b(?:ora sei|sei ora)\b|\byou are (?:a|the) (?:router|routing)\b"
     r"|\b(?:always|sempre)\s+(?:route|instrada\w*|rispondi|answer|respond|output|usa|use|pick|"
