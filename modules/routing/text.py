@@ -99,10 +99,9 @@ _POST_NEG = frozenset(
         ("no", "thank"),
     }
 )
-_POST_NEG_WORDS = frozenset(
-    "vietato vietata vietati vietate proibito proibita forbidden excluded escluso esclusa "
-    "esclusi escluse".split()
-)
+_POST_NEG_WORDS = frozenset("vietato vietata vietati vietate proibito proibita forbidden".split())
+# ...and those that also come before their object ("esclusi quelli vuoti"): only at a clause's end
+_POST_NEG_AT_END = frozenset("excluded escluso esclusa esclusi escluse".split())
 # "non"/"not" negate routing-relevant text only before a verb of using, wanting or needing
 # (Snowball stems, both languages): "non usare X", "non mi serve X", "do not need X".
 _NEG_VERB_STEMS = frozenset(
@@ -267,7 +266,7 @@ class Analysis:
         self.compounds = compounds
         self.extensions = extensions
         # where each word starts in the folded text (``fold(text)``): what a pattern found in
-        # that text covers (an injection cue's instruction, :mod:`modules.routing.router`)
+        # that text covers (an injected instruction, :mod:`modules.routing.injection`)
         self.offsets = offsets if offsets is not None else []
 
     def ngrams(self, max_n: int) -> list[tuple[str, int, int]]:
@@ -424,14 +423,20 @@ def _negation(words: list[str], stems: list[str], boundary_before: list[bool]) -
 
 
 def _post_negation(words: list[str], boundary_before: list[bool], negated: list[bool]) -> None:
-    """Negations written after their object ("the browser is off limits", "Excel no, grazie"):
-    the cue negates back to the clause's start, at most ``_SCOPE_MAX`` content words."""
+    """Negations written after their object ("the browser is off limits", "Excel no, grazie",
+    "the database excluded."): the cue negates back to the clause's start, at most
+    ``_SCOPE_MAX`` content words ("esclusi quelli vuoti" is a negation before its object, the
+    scopes' case: "excluded" and "esclusi" count only at the end of their clause)."""
     for pos, word in enumerate(words):
         pair = (word, _at(words, pos + 1))
-        if pair not in _POST_NEG and word not in _POST_NEG_WORDS:
+        size = 2 if pair in _POST_NEG else 1 if word in _POST_NEG_WORDS | _POST_NEG_AT_END else 0
+        if not size:
             continue
-        if pair in _POST_NEG and boundary_before[pos + 1] and word != "no":
+        if size == 2 and boundary_before[pos + 1] and word != "no":
             continue
+        ends = pos + size >= len(words) or boundary_before[pos + size]
+        if word in _POST_NEG_AT_END and not ends:
+            continue  # "esclusi quelli vuoti": before its object, the scopes' case
         consumed = 0
         cursor = pos - 1
         while cursor >= 0 and consumed < _SCOPE_MAX:

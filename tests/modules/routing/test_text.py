@@ -107,3 +107,9 @@ def test_chat_shorthand_and_excluded_are_negations() -> None:
     assert "pptx" in _negated("nn usare pptx, voglio solo sapere come funziona")
     assert "database" in _negated("Turn the spec into a Word doc. The database excluded.")
     assert "word" not in _negated("Turn the spec into a Word doc. The database excluded.")
+
+
+def test_a_negation_before_its_object_is_not_read_backwards() -> None:
+    negated = _negated("Dammi tutti i fogli excel, esclusi quelli vuoti")
+    assert "excel" not in negated and "fogli" not in negated
+    assert "quelli" in negated
