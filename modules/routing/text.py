@@ -334,7 +334,8 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
     stems = [stem(w, language) for w in words]
     content = [w not in STOPWORDS and not w.isdigit() for w in words]
     clause = _clauses(words, boundary_before)
-    negated = _negation(words, stems, boundary_before)
+    # "né … né" folds to the clitic "ne": only a text that writes the accent has the conjunction
+    negated = _negation(words, stems, boundary_before, conj_ne="né" in text.casefold())
     _apply_lexicon(words, stems, content, boundary_before, _LEXICON_STEMS.get(language, {}))
     extensions = sorted({m.group(1) or m.group(2) for m in _EXT_RE.finditer(folded)})
     return Analysis(
@@ -392,11 +393,13 @@ def _clauses(words: list[str], boundary_before: list[bool]) -> list[int]:
     return clause
 
 
-def _negation(words: list[str], stems: list[str], boundary_before: list[bool]) -> list[bool]:
+def _negation(
+    words: list[str], stems: list[str], boundary_before: list[bool], *, conj_ne: bool = False
+) -> list[bool]:
     negated = [False] * len(words)
     pos = 0
     while pos < len(words):
-        start = _cue_end(words, stems, pos, boundary_before)
+        start = _cue_end(words, stems, pos, boundary_before, conj_ne)
         if start is None:
             pos += 1
             continue
@@ -454,7 +457,7 @@ def _at(words: list[str], pos: int) -> str:
 
 
 def _cue_end(
-    words: list[str], stems: list[str], pos: int, boundary_before: list[bool]
+    words: list[str], stems: list[str], pos: int, boundary_before: list[bool], conj_ne: bool
 ) -> int | None:
     """Where the negated scope starts if a negation cue begins at ``pos``, else None."""
     word = words[pos]
@@ -464,7 +467,8 @@ def _cue_end(
         return pos + 1
     if (
         word == "ne"
-        and _at(words, pos + 1) not in STOPWORDS
+        and conj_ne
+        and any(w not in STOPWORDS for w in words[pos + 1 : pos + 4])  # "né la skill X né …"
         and "ne" in (words[pos + 2 : pos + 2 + _SCOPE_MAX] + words[max(0, pos - _SCOPE_MAX) : pos])
     ):
         return pos + 1  # "né Excel né Word"

@@ -126,3 +126,34 @@ def test_an_injected_instruction_never_adds_a_hint(
     prompt = data.draw(st.sampled_from([f"{injection}\n{task}", f"{task}\n{injection}"]))
     own = {h["id"] for h in run_routing(task, pack).hints()}
     assert {h["id"] for h in run_routing(prompt, pack).hints()} <= own
+
+
+_NEGATIONS = [
+    "don't use the {x} skill.",
+    "non usare la skill {x}.",
+    "without the {x} skill, please.",
+    "senza la skill {x}.",
+    "the {x} skill is off limits.",
+    "la skill {x} no, grazie.",
+    "anything but the {x} skill.",
+    "stay away from the {x} skill.",
+    "evita la skill {x}.",
+    "né la skill {x} né altro.",
+    "the {x} skill excluded.",
+    "nn usare la skill {x}.",
+]
+
+
+@given(data=st.data())
+def test_a_skill_the_user_sets_aside_is_never_hinted(
+    data: st.DataObject, anthropic: CatalogPack, tesisquare: CatalogPack
+) -> None:
+    """A user negation outranks any evidence (§7.1): whatever the task, however the skill is
+    set aside and wherever, it is not hinted, even when the task is that skill's own job."""
+    catalog = data.draw(st.sampled_from(sorted(_TASKS)))
+    pack = anthropic if catalog == "anthropic" else tesisquare
+    task = data.draw(st.sampled_from(_TASKS[catalog]))
+    target = data.draw(st.sampled_from(_PUSHED[catalog]))
+    negation = data.draw(st.sampled_from(_NEGATIONS)).format(x=target)
+    prompt = data.draw(st.sampled_from([f"{negation} {task}", f"{task}. {negation}"]))
+    assert target not in {h["id"] for h in run_routing(prompt, pack).hints()}

@@ -113,3 +113,8 @@ def test_a_negation_before_its_object_is_not_read_backwards() -> None:
     negated = _negated("Dammi tutti i fogli excel, esclusi quelli vuoti")
     assert "excel" not in negated and "fogli" not in negated
     assert "quelli" in negated
+
+
+def test_two_clitic_ne_are_no_negation_without_the_accent() -> None:
+    assert _negated("ne ho parlato con il team, ne riparliamo domani") == set()
+    assert {"xlsx", "altro"} <= _negated("né la skill xlsx né altro")
