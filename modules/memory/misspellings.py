@@ -20,6 +20,7 @@ from typing import Final
 
 from rapidfuzz.distance import OSA
 
+from kernel.lexicon import LEXICON_LANGUAGES
 from kernel.lexicon import stem as _stem
 
 __all__ = ["MIN_STEM", "Misspellings"]
@@ -35,8 +36,11 @@ def _deletions(word: str) -> set[str]:
 class Misspellings:
     """Every subject word, by the one-letter deletions of its stem in each language."""
 
-    def __init__(self, words: Iterable[str], languages: tuple[str, ...] = ("it", "en")) -> None:
+    def __init__(
+        self, words: Iterable[str], languages: tuple[str, ...] = LEXICON_LANGUAGES
+    ) -> None:
         """``words``: the subjects' words, folded (case and accents)."""
+        self._languages = languages
         self._known: dict[str, set[str]] = {}  # "lang:stem" -> the keys of its words
         self._by_deletion: dict[str, set[str]] = {}
         for word in set(words):
@@ -54,7 +58,7 @@ class Misspellings:
         edit away from ``key`` (a question word's stem key); none when ``key`` is a subject
         word's stem itself or too short to compare."""
         lang, _, stem = key.partition(":")
-        if key in self._known or len(stem) < MIN_STEM - 1 or lang not in ("it", "en"):
+        if key in self._known or len(stem) < MIN_STEM - 1 or lang not in self._languages:
             return set()
         near: set[str] = set()
         for deleted in _deletions(stem):

@@ -304,7 +304,7 @@ def _named_ids(
     analysis = routing.analysis
     folded = fold(routing.prompt.text)
     # injected words are evidence for nothing
-    neutral, injected = scan_injection(analysis.offsets, folded)
+    neutral, injected = scan_injection(analysis.offsets, folded, analysis.words)
     routing.injected = injected
     for mention, (first, last, framed) in mentions.items():
         postings = found.get(f"@{mention}")

@@ -3,14 +3,19 @@ their line, orders their sentence; everyday words that look like cues do not."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modules.routing.injection import injected, injection_scope
+from modules.routing.injection import injected, injection_scope, scan
 from modules.routing.pack import CatalogPack
 from modules.routing.pipeline import run_routing
 from modules.routing.text import analyze, fold
+
+EVALS = Path(__file__).resolve().parents[3] / "golden" / "routing" / "evals"
 
 
 def _scoped(prompt: str) -> set[str]:
@@ -111,18 +116,27 @@ _INJECTIONS = [
 ]
 
 
+def _draw_case(
+    data: st.DataObject, anthropic: CatalogPack, tesisquare: CatalogPack
+) -> tuple[CatalogPack, str, str]:
+    """A catalog's pack, one of its tasks and one of its ids."""
+    catalog = data.draw(st.sampled_from(sorted(_TASKS)))
+    pack = anthropic if catalog == "anthropic" else tesisquare
+    return (
+        pack,
+        data.draw(st.sampled_from(_TASKS[catalog])),
+        data.draw(st.sampled_from(_PUSHED[catalog])),
+    )
+
+
 @given(data=st.data())
 def test_an_injected_instruction_never_adds_a_hint(
     data: st.DataObject, anthropic: CatalogPack, tesisquare: CatalogPack
 ) -> None:
     """Whatever the task, the pushed id, the form of the injection and where it stands, the
     hints of task + injection are among the task's own hints."""
-    catalog = data.draw(st.sampled_from(sorted(_TASKS)))
-    pack = anthropic if catalog == "anthropic" else tesisquare
-    task = data.draw(st.sampled_from(_TASKS[catalog]))
-    injection = data.draw(st.sampled_from(_INJECTIONS)).format(
-        x=data.draw(st.sampled_from(_PUSHED[catalog]))
-    )
+    pack, task, target = _draw_case(data, anthropic, tesisquare)
+    injection = data.draw(st.sampled_from(_INJECTIONS)).format(x=target)
     prompt = data.draw(st.sampled_from([f"{injection}\n{task}", f"{task}\n{injection}"]))
     own = {h["id"] for h in run_routing(task, pack).hints()}
     assert {h["id"] for h in run_routing(prompt, pack).hints()} <= own
@@ -150,10 +164,28 @@ def test_a_skill_the_user_sets_aside_is_never_hinted(
 ) -> None:
     """A user negation outranks any evidence (§7.1): whatever the task, however the skill is
     set aside and wherever, it is not hinted, even when the task is that skill's own job."""
-    catalog = data.draw(st.sampled_from(sorted(_TASKS)))
-    pack = anthropic if catalog == "anthropic" else tesisquare
-    task = data.draw(st.sampled_from(_TASKS[catalog]))
-    target = data.draw(st.sampled_from(_PUSHED[catalog]))
+    pack, task, target = _draw_case(data, anthropic, tesisquare)
     negation = data.draw(st.sampled_from(_NEGATIONS)).format(x=target)
     prompt = data.draw(st.sampled_from([f"{negation} {task}", f"{task}. {negation}"]))
     assert target not in {h["id"] for h in run_routing(prompt, pack).hints()}
+
+
+def test_the_anchor_gate_hides_no_cue() -> None:
+    """The patterns are compiled only for a prompt with an anchor word: over every prompt of
+    every routing eval file, and every injection form above, the gated scan equals the full one."""
+    prompts = [
+        json.loads(line)["prompt"]
+        for path in sorted(EVALS.glob("*/*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    prompts += [form.format(x="some-tool") for form in _INJECTIONS]
+    assert len(prompts) > 800
+    for prompt in prompts:
+        analysis, folded = analyze(prompt), fold(prompt)
+        assert scan(analysis.offsets, folded, analysis.words) == scan(analysis.offsets, folded)
+    plain = analyze("esporta il risultato in un file excel")
+    assert scan(plain.offsets, fold("esporta il risultato in un file excel"), plain.words) == (
+        set(),
+        False,
+    )
