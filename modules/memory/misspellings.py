@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from rapidfuzz.distance import OSA
-
 from kernel.lexicon import LEXICON_LANGUAGES
 from kernel.lexicon import stem as _stem
 
@@ -63,6 +61,10 @@ class Misspellings:
         near: set[str] = set()
         for deleted in _deletions(stem):
             near |= self._by_deletion.get(f"{lang}:{deleted}", set())
+        if not near:
+            return set()
+        from rapidfuzz.distance import OSA  # 16 ms to import: only when a candidate is near
+
         out: set[str] = set()
         for other in near:
             other_stem = other.partition(":")[2]
