@@ -631,7 +631,10 @@ def _use_verb_before(analysis: Analysis, first: int) -> bool:
 
 
 def _mentions(analysis: Analysis) -> dict[str, tuple[int, int, bool]]:
-    """Ids named in the text: hyphenated compounds, or a word next to "skill"/"server"/"mcp".
+    """Ids named in the text: hyphenated compounds, a word next to "skill"/"server"/"mcp", or
+    the word a negation sets aside (:attr:`Analysis.negation_objects`: a bare id there is
+    excluded like a framed one — "don't use pdf" — while elsewhere in a negated scope it is only a
+    penalty: "pdf" is also a format).
 
     ``(first, last, framed)``: the first occurrence, and whether a target noun frames it ("the
     X skill", "la skill X").
@@ -654,7 +657,18 @@ def _mentions(analysis: Analysis) -> dict[str, tuple[int, int, bool]]:
                     lo, hi = min(pos, other), max(pos, other)
                     if words[other] not in out:
                         out[words[other]] = (lo, hi, True)
+    for pos in sorted(analysis.negation_objects):  # "don't use pdf", "senza pptx", "pdf excluded"
+        for name in _bare_names(words[pos]):
+            if name not in out:
+                out[name] = (pos, pos, False)
     return out
+
+
+def _bare_names(word: str) -> tuple[str, ...]:
+    """The ids a bare word set aside may name: itself, and its singular ("no PDFs")."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return (word, word[:-1])
+    return (word,)
 
 
 def _occurrences(analysis: Analysis, name: str) -> list[tuple[int, int]]:

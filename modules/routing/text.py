@@ -112,6 +112,15 @@ _NEG_VERB_STEMS = frozenset(
 )
 _NEG_HEADS = frozenset("non nn not dont doesnt didnt mai".split())  # "nn": chat shorthand
 _NEG_SKIPPABLE = frozenset("mi ti ci si vi lo la li le ne e c ho hai ha do does is are be".split())
+# the cue words after which a negation's scope starts at what it sets aside ("senza pdf",
+# "anything but pptx", "no xlsx", "né pdf"), not at a verb's object
+_OBJECT_CUES = (
+    _NEG_ALWAYS
+    | {second for _, second in _NEG_PAIRS}
+    | _NEG_HEADS
+    | frozenset("no not do ne need bisogno".split())
+)
+_OBJECT_COORDINATORS = frozenset("o od or ne nor".split())  # not "and": "… and fetch the page"
 _CONTRAST = frozenset(
     "ma pero bensi invece piuttosto comunque tuttavia poi quindi infine dopodiche inoltre "
     "but however instead rather then though although yet also plus afterwards finally".split()
@@ -239,6 +248,7 @@ class Analysis:
         "extensions",
         "lang",
         "negated",
+        "negation_objects",
         "offsets",
         "stems",
         "words",
@@ -256,12 +266,16 @@ class Analysis:
         compounds: list[tuple[str, int, int]],
         extensions: list[str],
         offsets: list[int] | None = None,
+        negation_objects: frozenset[int] = frozenset(),
     ) -> None:
         self.lang = lang
         self.words = words
         self.stems = stems
         self.content = content
         self.negated = negated
+        # the word each negation sets aside, its direct object: "don't use pdf", "senza pptx",
+        # "pdf excluded" (a bare id there is excluded, not only penalized: the router)
+        self.negation_objects = negation_objects
         self.clause = clause
         self.compounds = compounds
         self.extensions = extensions
@@ -335,7 +349,10 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
     content = [w not in STOPWORDS and not w.isdigit() for w in words]
     clause = _clauses(words, boundary_before)
     # "né … né" folds to the clitic "ne": only a text that writes the accent has the conjunction
-    negated = _negation(words, stems, boundary_before, conj_ne="né" in text.casefold())
+    objects: set[int] = set()
+    negated = _negation(
+        words, stems, boundary_before, conj_ne="né" in text.casefold(), objects=objects
+    )
     _apply_lexicon(words, stems, content, boundary_before, _LEXICON_STEMS.get(language, {}))
     extensions = sorted({m.group(1) or m.group(2) for m in _EXT_RE.finditer(folded)})
     return Analysis(
@@ -348,6 +365,7 @@ def analyze(text: str, *, lang: str | None = None) -> Analysis:
         compounds=[c for c in compounds if c[2] > c[1]],
         extensions=extensions,
         offsets=offsets,
+        negation_objects=frozenset(objects),
     )
 
 
@@ -394,9 +412,16 @@ def _clauses(words: list[str], boundary_before: list[bool]) -> list[int]:
 
 
 def _negation(
-    words: list[str], stems: list[str], boundary_before: list[bool], *, conj_ne: bool = False
+    words: list[str],
+    stems: list[str],
+    boundary_before: list[bool],
+    *,
+    conj_ne: bool = False,
+    objects: set[int] | None = None,
 ) -> list[bool]:
+    """Which words a negation covers; ``objects`` receives each negation's direct object."""
     negated = [False] * len(words)
+    objects = objects if objects is not None else set()
     pos = 0
     while pos < len(words):
         start = _cue_end(words, stems, pos, boundary_before, conj_ne)
@@ -405,6 +430,7 @@ def _negation(
             continue
         consumed = 0
         cursor = start
+        objects.update(_objects_after(words, stems, start, boundary_before))
         while cursor < len(words):
             word = words[cursor]
             if cursor > start and boundary_before[cursor]:
@@ -421,11 +447,69 @@ def _negation(
                     break
             cursor += 1
         pos = max(cursor, pos + 1)
-    _post_negation(words, boundary_before, negated)
+    _post_negation(words, boundary_before, negated, objects)
     return negated
 
 
-def _post_negation(words: list[str], boundary_before: list[bool], negated: list[bool]) -> None:
+def _objects_after(
+    words: list[str], stems: list[str], start: int, boundary_before: list[bool]
+) -> list[int]:
+    """The words a negation's scope sets aside: the first one past articles, pronouns and at
+    most two verbs of using, wanting or calling ("don't want a pdf", "non mi serve pptx" — not
+    another verb: "never open the pdf" sets aside an action on it), and those
+    coordinated with it ("senza pdf né docx", "not pdf or xlsx"); none when the clause ends
+    first."""
+    if start >= len(words) or boundary_before[start]:
+        return []
+    before = start - 1
+    while before > 0 and words[before] in _ARTICLES | _COPULAS:
+        before -= 1  # "non è il pdf", "not an MCP server"
+    if before >= 0 and words[before] not in _OBJECT_CUES and not _usage_verb(words, stems, before):
+        return []  # "non modificare il pdf", "don't merge the pdf": an action on it set aside
+    verbs = 0
+    for cursor in range(start, min(len(words), start + 5)):
+        if cursor > start and boundary_before[cursor]:
+            return []
+        word = words[cursor]
+        if _usage_verb(words, stems, cursor):
+            verbs += 1
+            if verbs > 2:
+                return []
+            continue
+        if _negated_verb(words, stems, cursor):
+            return []  # "never open the pdf": an action on it set aside, not the tool
+        if word in STOPWORDS:
+            continue
+        found = [cursor]
+        while _at(words, cursor + 1) in _OBJECT_COORDINATORS and not boundary_before[cursor + 1]:
+            following = cursor + 2 + (_at(words, cursor + 2) in _ARTICLES)
+            if (
+                following >= len(words)
+                or boundary_before[following]
+                or words[following] in STOPWORDS
+            ):
+                break
+            cursor = following
+            found.append(cursor)
+        return found
+    return []
+
+
+def _usage_verb(words: list[str], stems: list[str], pos: int) -> bool:
+    return stems[pos] in _USAGE_VERB_STEMS or words[pos][:4] in _USAGE_VERB_PREFIXES
+
+
+def _negated_verb(words: list[str], stems: list[str], pos: int) -> bool:
+    return (
+        stems[pos] in _NEG_VERB_STEMS
+        or words[pos][:4] in _NEG_VERB_PREFIXES
+        or (words[pos] not in STOPWORDS and _INFINITIVE.search(words[pos]) is not None)
+    )
+
+
+def _post_negation(
+    words: list[str], boundary_before: list[bool], negated: list[bool], objects: set[int]
+) -> None:
     """Negations written after their object ("the browser is off limits", "Excel no, grazie",
     "the database excluded."): the cue negates back to the clause's start, at most
     ``_SCOPE_MAX`` content words ("esclusi quelli vuoti" is a negation before its object, the
@@ -440,6 +524,11 @@ def _post_negation(words: list[str], boundary_before: list[bool], negated: list[
         ends = pos + size >= len(words) or boundary_before[pos + size]
         if word in _POST_NEG_AT_END and not ends:
             continue  # "esclusi quelli vuoti": before its object, the scopes' case
+        before = pos - 1
+        while before >= 0 and words[before] in _COPULAS | {"not", "non"}:
+            before -= 1  # "pptx is not allowed"
+        if before >= 0 and words[before] not in STOPWORDS:
+            objects.add(before)
         consumed = 0
         cursor = pos - 1
         while cursor >= 0 and consumed < _SCOPE_MAX:
@@ -536,6 +625,12 @@ def _negated_noun_phrase(words: list[str], cursor: int) -> int | None:
     return cursor
 
 
+# the verbs whose object is the tool itself: "don't use / want / need / call X"
+_USAGE_VERB_STEMS = frozenset(
+    "us usa usar usat usand utilizz serv vogl volg chiam bisogn occorr necessari "
+    "use need want call invok requir".split()
+)
+_USAGE_VERB_PREFIXES = frozenset("usar usat serv vogl chia util need want call invo requ".split())
 _NEG_VERB_PREFIXES = frozenset(
     "usar usat serv vogl tocc apri crea gene modi coin chia eseg lanc incl scri aggi pass "
     "need want touc open crea gene modi incl writ upda invo call requ".split()

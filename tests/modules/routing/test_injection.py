@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from modules.routing.injection import injected, injection_scope, scan
 from modules.routing.pack import CatalogPack
 from modules.routing.pipeline import run_routing
+from modules.routing.router import Candidate, route
 from modules.routing.text import analyze, fold
 
 EVALS = Path(__file__).resolve().parents[3] / "golden" / "routing" / "evals"
@@ -168,6 +169,63 @@ def test_a_skill_the_user_sets_aside_is_never_hinted(
     negation = data.draw(st.sampled_from(_NEGATIONS)).format(x=target)
     prompt = data.draw(st.sampled_from([f"{negation} {task}", f"{task}. {negation}"]))
     assert target not in {h["id"] for h in run_routing(prompt, pack).hints()}
+
+
+_BARE_NEGATIONS = [
+    "don't use {x}.",
+    "non usare {x}.",
+    "nn usare {x}.",
+    "I don't want {x}.",
+    "non mi serve {x}.",
+    "do not call {x}.",
+    "without {x}, please.",
+    "senza {x}.",
+    "no {x}, please.",
+    "evita {x}.",
+    "anything but {x}.",
+    "stay away from {x}.",
+    "instead of {x}, just answer.",
+    "né {x} né altro.",
+    "{x} is off limits.",
+    "{x} is not allowed.",
+    "{x} no, grazie.",
+    "{x} excluded.",
+]
+# the anthropic ids that are one word (formats and MCP servers); tesisquare has none
+_BARE_IDS = ["pdf", "docx", "pptx", "xlsx", "time", "fetch", "git", "memory", "filesystem"]
+
+
+@given(
+    task=st.sampled_from(_TASKS["anthropic"]),
+    target=st.sampled_from(_BARE_IDS),
+    form=st.sampled_from(_BARE_NEGATIONS),
+    after=st.booleans(),
+)
+def test_a_bare_id_the_user_sets_aside_is_never_hinted(
+    anthropic: CatalogPack, task: str, target: str, form: str, after: bool
+) -> None:
+    """A one-word id set aside without "skill" around it ("don't use pdf", "senza pptx", "xlsx
+    excluded") is excluded like a framed one, even when the task is its own job (before the
+    negation's direct object was read, 57 of 1,672 such prompts hinted it)."""
+    negation = form.format(x=target)
+    prompt = f"{task}. {negation}" if after else f"{negation} {task}"
+    assert target not in {h["id"] for h in run_routing(prompt, anthropic).hints()}
+
+
+def test_a_bare_id_under_an_action_set_aside_is_not_excluded(anthropic: CatalogPack) -> None:
+    """Only the tool set aside is excluded: "don't merge the pdf yet" negates an action on a
+    file, so the pdf skill keeps its place among the candidates (a penalty, not an exclusion)."""
+    for prompt in (
+        "don't merge the pdf yet, first extract the tables from this PDF",
+        "non modificare il pdf: estrai le tabelle dal pdf",
+    ):
+        assert not _pdf(anthropic, prompt).hard_excluded, prompt
+    assert _pdf(anthropic, "don't use pdf: extract the tables from this PDF").hard_excluded
+
+
+def _pdf(pack: CatalogPack, prompt: str) -> Candidate:
+    routing = route(prompt, pack.lookup_many, pack.target)
+    return next(c for c in routing.candidates if c.id == "pdf")
 
 
 def test_the_anchor_gate_hides_no_cue() -> None:

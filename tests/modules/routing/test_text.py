@@ -118,3 +118,41 @@ def test_a_negation_before_its_object_is_not_read_backwards() -> None:
 def test_two_clitic_ne_are_no_negation_without_the_accent() -> None:
     assert _negated("ne ho parlato con il team, ne riparliamo domani") == set()
     assert {"xlsx", "altro"} <= _negated("né la skill xlsx né altro")
+
+
+def _objects(text: str) -> list[str]:
+    a = analyze(text)
+    return [a.words[i] for i in sorted(a.negation_objects)]
+
+
+def test_a_negation_names_what_it_sets_aside() -> None:
+    """The direct object of a negation: past a verb of using or wanting, after a cue that takes
+    a thing ("senza", "anything but", "no"), before a negation written after it, and what is
+    coordinated with it by "or" / "né" (not by "and": "… and fetch the page" is a new verb)."""
+    assert _objects("don't use pdf.") == ["pdf"]
+    assert _objects("I don't want a pdf") == ["pdf"]
+    assert _objects("non mi serve il pptx") == ["pptx"]
+    assert _objects("senza xlsx") == ["xlsx"]
+    assert _objects("anything but pptx") == ["pptx"]
+    assert _objects("instead of pdf, a docx") == ["pdf"]
+    assert _objects("pptx is not allowed") == ["pptx"]
+    assert _objects("pptx no, grazie") == ["pptx"]
+    assert _objects("the report, xlsx excluded.") == ["xlsx"]
+    assert _objects("non è il pdf") == ["pdf"]
+    assert _objects("né pdf né docx") == ["pdf", "docx"]
+    assert _objects("non usare pdf o docx, fai un pptx") == ["pdf", "docx"]
+    assert _objects("don't use git and fetch the page") == ["git"]
+
+
+def test_an_action_set_aside_has_no_object() -> None:
+    """ "never open the pdf" sets aside an action on the file, not a tool: nothing is its object,
+    whatever the verb's language or form; nor is a word across a clause boundary."""
+    for text in (
+        "never open the pdf",
+        "non modificare il pdf",
+        "don't merge the pdf",
+        "non toccare excel",
+        "no, the pdf is fine",
+        "I don't know why the pdf fails",
+    ):
+        assert _objects(text) == [], text
