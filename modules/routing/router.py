@@ -237,6 +237,7 @@ def route(
     _multi_phase(routing, found, cands, cfg)
     _multi_source(routing, cands, cfg)
     _settle(routing, cands, cfg)
+    _kinds_set_aside(analysis, found, cands)
     _rank(routing, cands)
     return routing
 
@@ -457,6 +458,56 @@ def _settle(routing: Routing, cands: _Candidates, cfg: Mapping[str, Any]) -> Non
             candidate.soft_warnings.append("orchestrator-without-composite")
         candidate.positive = round(candidate.positive, 2)
         candidate.penalty = round(candidate.penalty, 2)
+
+
+# the words naming a kind of target: "No MCP tools here", "nessuna skill, rispondi tu"
+_KIND_WORDS = {"mcp": "mcp", "skill": "skill", "skills": "skill"}
+# what may follow a kind word set aside as a whole ("no MCP tools", "no skills please")
+_KIND_TAILS = frozenset(
+    "tool tools server servers strumento strumenti here qui please grazie thanks".split()
+)
+
+
+def _kinds_set_aside(
+    analysis: Analysis, found: Mapping[str, list[list[Any]]], cands: _Candidates
+) -> None:
+    """A negation whose direct object is a kind of target ("No MCP tools here", "senza skill",
+    "don't use any skills") excludes every target of that kind — for "MCP" also the skills whose
+    id says so ("mcp-database-expert": the user calls them by that word) — except one the user
+    chose by name ("no other skills, use the pptx skill"): the specific outranks the general. A
+    kind word framing an id ("non usare la skill pdf", "the pdf skill is off limits") is the
+    id's frame, not the kind."""
+    words = analysis.words
+    inside = {p for _, first, last in analysis.compounds for p in range(first, last + 1)}
+    kinds = set()
+    for pos in analysis.negation_objects:
+        kind = _KIND_WORDS.get(words[pos])
+        if kind is None or pos in inside:
+            continue
+        before = words[pos - 1] if pos > 0 else ""
+        after = words[pos + 1] if pos + 1 < len(words) else ""
+        if before and found.get(f"@{before}"):
+            continue  # "the pdf skill is off limits"
+        if (
+            after
+            and analysis.content[pos + 1]
+            and after not in _KIND_TAILS
+            and analysis.clause[pos + 1] == analysis.clause[pos]
+        ):
+            continue  # "non usare la skill pdf", "no skill creator"
+        kinds.add(kind)
+    if not kinds:
+        return
+    for candidate in cands.values():
+        named = "mcp" in kinds and "mcp" in _ID_SPLIT.split(candidate.id)
+        if (
+            (candidate.kind in kinds or named)
+            and not candidate.explicit
+            and not candidate.hard_excluded
+        ):
+            candidate.hard_excluded = True
+            candidate.excluded_by = "user-negation"
+            candidate.negated.append(f"kind:{candidate.kind}")
 
 
 def _rank(routing: Routing, cands: _Candidates) -> None:

@@ -228,6 +228,38 @@ def _pdf(pack: CatalogPack, prompt: str) -> Candidate:
     return next(c for c in routing.candidates if c.id == "pdf")
 
 
+_KIND_NEGATIONS = {
+    "mcp": ["No MCP tools here.", "senza MCP.", "niente MCP, grazie.", "don't use any MCP server."],
+    "skill": ["no skills please.", "nessuna skill.", "senza skill.", "don't use any skill."],
+}
+
+
+def _of_kind(pack: CatalogPack, target: str, kind: str) -> bool:
+    record = next(t for t in pack.targets() if t["id"] == target)
+    return record["kind"] == kind or (kind == "mcp" and target.split("-")[0] == "mcp")
+
+
+@given(data=st.data(), kind=st.sampled_from(sorted(_KIND_NEGATIONS)), after=st.booleans())
+def test_a_kind_the_user_sets_aside_is_never_hinted(
+    data: st.DataObject, anthropic: CatalogPack, tesisquare: CatalogPack, kind: str, after: bool
+) -> None:
+    """ "No MCP tools here" sets aside every MCP server (and every skill named "mcp-…"), "nessuna
+    skill" every skill: whatever the task, nothing of that kind is hinted."""
+    pack, task, _ = _draw_case(data, anthropic, tesisquare)
+    negation = data.draw(st.sampled_from(_KIND_NEGATIONS[kind]))
+    prompt = f"{task}. {negation}" if after else f"{negation} {task}"
+    assert not [h for h in run_routing(prompt, pack).hints() if _of_kind(pack, h["id"], kind)]
+
+
+def test_a_kind_word_framing_an_id_sets_aside_only_that_id(anthropic: CatalogPack) -> None:
+    """ "non usare la skill pdf" negates pdf, not every skill; a skill chosen by name survives
+    "no skills"."""
+    hints = run_routing("non usare la skill pdf: fai una presentazione pptx", anthropic).hints()
+    assert [h["id"] for h in hints] == ["pptx"]
+    chosen = run_routing("no other skills, use the pptx skill: make a deck", anthropic).hints()
+    assert [h["id"] for h in chosen] == ["pptx"]
+
+
 def test_the_anchor_gate_hides_no_cue() -> None:
     """The patterns are compiled only for a prompt with an anchor word: over every prompt of
     every routing eval file, and every injection form above, the gated scan equals the full one."""
