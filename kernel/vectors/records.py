@@ -6,7 +6,8 @@ collection's default, unnamed vector) and, for kinds that take part in lexical s
 Fragments), a sparse vector named ``bm25`` whose IDF is applied by the engine (``Modifier.IDF``).
 
 Point ids are UUIDs derived from a stable key (:func:`point_id`), so the same fragment gets the
-same id in every adapter, every rebuild and every machine.
+same id in every adapter, every rebuild and every machine, and — through its ``order`` key — the
+same place among equal scores in every generation.
 """
 
 from __future__ import annotations
@@ -65,12 +66,26 @@ DenseVector: TypeAlias = "Sequence[float] | npt.NDArray[np.float32]"
 FilterValue: TypeAlias = "str | int | bool | Sequence[str] | Sequence[int]"
 
 
-def point_id(key: str) -> str:
+def point_id(key: str, *, order: str | None = None) -> str:
     """The point id for a stable key (e.g. ``"evidence:g3:evidence:free-rate#2"``): a UUID5.
 
     Deterministic across processes, adapters and machines, so both adapters return the same ids.
+
+    ``order``: the part of the key that names the thing itself, without the generation or index
+    it was written in (``"evidence:evidence:free-rate#2"``). Searches break equal scores by point
+    id (:func:`kernel.vectors.fusion.order_hits`); with ``order`` the id's first 48 bits are those
+    of ``order``'s UUID5 and the rest those of ``key``'s (version 8, RFC 9562's custom layout), so
+    ids stay unique per key while tied points of two generations of the same content come back
+    in the same order: republishing what did not change changes no ranking.
     """
-    return str(uuid.uuid5(POINT_ID_NAMESPACE, key))
+    whole = uuid.uuid5(POINT_ID_NAMESPACE, key)
+    if order is None:
+        return str(whole)
+    lead = uuid.uuid5(POINT_ID_NAMESPACE, order).bytes[:6]
+    raw = bytearray(lead + whole.bytes[6:])
+    raw[6] = (raw[6] & 0x0F) | 0x80  # version 8
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 9562 variant
+    return str(uuid.UUID(bytes=bytes(raw)))
 
 
 class SparseVector(msgspec.Struct, frozen=True, kw_only=True):

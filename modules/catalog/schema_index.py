@@ -328,7 +328,7 @@ def _write_entries(
         for row, entry in enumerate(batch):
             points.append(
                 VectorPoint(
-                    id=point_id(f"schema:{index}:{entry.hash}"),
+                    id=point_id(f"schema:{index}:{entry.hash}", order=f"schema:{entry.hash}"),
                     kind=entry.kind,
                     dense=dense[row],
                     sparse=bm25.embed_document(entry.text),

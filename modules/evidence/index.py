@@ -7,7 +7,9 @@ again), its sparse ``bm25`` vector, and a payload with what filtering and Eviden
     generation, unit_id, fragment_id, fragment, purpose (list), unit_kind, title, text, source,
     metadata (values as strings)
 
-Point ids are ``point_id("evidence:<generation>:<fragment id>")``: stable and adapter-independent.
+Point ids are ``point_id("evidence:<generation>:<fragment id>", order="evidence:<fragment id>")``:
+stable, adapter-independent, and ordered alike in every generation (equal scores keep their order
+when the same content is published again).
 
 After the last fragment, one marker point (``marker: generation_complete``, no purpose, no unit, so
 no search ever returns it) records that the generation was written completely: the search path
@@ -112,7 +114,10 @@ def write_generation(
         for row, item in enumerate(batch):
             points.append(
                 VectorPoint(
-                    id=point_id(f"evidence:{generation}:{item.fragment.id}"),
+                    id=point_id(
+                        f"evidence:{generation}:{item.fragment.id}",
+                        order=f"evidence:{item.fragment.id}",
+                    ),
                     kind="evidence",
                     dense=dense[row],
                     sparse=bm25.embed_document(item.fragment.rendered),

@@ -352,7 +352,7 @@ def _write_entries(
         for row, (digest, entry) in enumerate(batch):
             points.append(
                 VectorPoint(
-                    id=point_id(f"memory:{index}:{digest}"),
+                    id=point_id(f"memory:{index}:{digest}", order=f"memory:{digest}"),
                     kind=entry.kind,
                     dense=dense[row],
                     sparse=bm25.embed_document(entry.text),

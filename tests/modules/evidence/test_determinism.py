@@ -55,3 +55,49 @@ def test_publish_takes_its_time_from_the_clock_and_reports_a_total_first(
     assert (stage, done) == ("loading the encoders", 0)
     assert total == report.generation.fragments > 0
     assert reports[1] == ("embedding", 0, total) and reports[-1] == ("embedding", total, total)
+
+
+_TIED = [
+    "Ricoveri urgenti: triage con codice colore al pronto soccorso.",
+    "Pronto soccorso: codice colore al triage dei ricoveri urgenti.",
+    "Triage dei ricoveri urgenti al pronto soccorso con codice colore.",
+    "Codice colore al pronto soccorso: triage dei ricoveri urgenti.",
+    "Al pronto soccorso, triage con codice colore dei ricoveri urgenti.",
+    "Urgenti i ricoveri: al pronto soccorso triage con codice colore.",
+]
+
+
+def _ranks(engines: Engines) -> list[tuple[str, int | None, int | None, float]]:
+    from modules.evidence.query_text import evidence_query_text
+    from modules.evidence.search import search_evidence
+
+    outcome = search_evidence(
+        engines.caps(),
+        evidence_query_text("triage codice colore ricoveri urgenti pronto soccorso"),
+        purpose="schema_linking",
+        where={"db": "triage"},
+        limit=20,
+    )
+    assert outcome.status == "available"
+    return [(r.unit_id, r.dense_rank, r.bm25_rank, r.score) for r in outcome.results]
+
+
+def test_republishing_keeps_the_order_of_equal_scores(
+    paths: EvidencePaths, engines: Engines
+) -> None:
+    """Six units with the same words score alike in both rankings; their places there come from
+    the point ids, which differ per generation. After another source is published (a new
+    generation, new ids) every unit keeps its dense and BM25 rank and its fused score."""
+    body = "\n\n".join(_TIED)
+    (paths.sources_dir / "triage.md").write_text(
+        f"---\nmetadata: {{db: triage}}\n---\n\n{body}\n", "utf-8"
+    )
+    prepare(paths, max_chunk_chars=4000)
+    publish(engines.caps())
+    before = _ranks(engines)
+    assert len(before) == len(_TIED)
+    assert len({(dense, bm25) for _, dense, bm25, _ in before}) == len(_TIED)  # ties, split by id
+    (paths.sources_dir / "extra.md").write_text("Una nuova regola sulle dimissioni.\n", "utf-8")
+    prepare(paths, max_chunk_chars=4000)
+    assert publish(engines.caps()).generation.number == 2
+    assert _ranks(engines) == before
