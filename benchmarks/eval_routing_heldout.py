@@ -6,10 +6,12 @@ deterministic router on the held-out cases and on the 23 real tesisquare prompts
 table. Dev sets by default; ``--locked`` runs the locked sets instead (report them once, at the
 end of the work: nobody tunes on them); ``--adversarial`` the adversarial set of
 ``golden/routing/evals/adversarial18`` (injection and negation forms by another author, locked:
-measured before and after a router change, never tuned on). ``EVAL_JSON=FILE`` also writes the
-rows as JSON.
+measured before and after a router change, never tuned on). ``--semantic`` adds, beside each
+row, the same run with the semantic rescue (:mod:`modules.routing.semantic`: skill vectors built
+with the catalog, the model in-process, its default thresholds). ``EVAL_JSON=FILE`` also writes
+the rows as JSON.
 
-    .venv/bin/python -m benchmarks.eval_routing_heldout [--locked | --adversarial]
+    .venv/bin/python -m benchmarks.eval_routing_heldout [--locked | --adversarial] [--semantic]
 """
 
 from __future__ import annotations
@@ -43,47 +45,78 @@ COLUMNS = (
 )
 
 
-def build_pack(catalog: str, *, curated: bool, folder: Path) -> Any:
-    """Compile one catalog (as ``tht route catalog build`` does) and open it."""
+def build_pack(catalog: str, *, curated: bool, folder: Path, semantic: bool = False) -> Any:
+    """Compile one catalog (as ``tht route catalog build [--semantic]`` does) and open it."""
     from modules.routing.catalog_build import build_catalog
     from modules.routing.pack import open_pack
     from modules.routing.sources import load_mcp_manifest, load_overrides, read_skills
 
     root = CATALOGS / catalog
     manifest = root / MANIFESTS[catalog]
-    data, _ = build_catalog(
-        read_skills(root / "skills"),
+    sources = read_skills(root / "skills")
+    data, report = build_catalog(
+        sources,
         overrides=load_overrides(root / OVERRIDES) if curated else None,
         overrides_name=OVERRIDES if curated else "overrides",
         manifests=[(manifest.name, load_mcp_manifest(manifest))],
     )
     path = folder / f"{catalog}-{'curated' if curated else 'uncurated'}.pack"
     path.write_bytes(data)
+    if semantic:
+        from modules.routing.semantic import (
+            in_process_passages,
+            sidecar_path,
+            skill_text,
+            vectors_json,
+        )
+
+        model, rows = in_process_passages(
+            [skill_text(s.id, s.description, s.when_to_use, s.body) for s in sources]
+        )
+        vectors = [(s.id, row) for s, row in zip(sources, rows, strict=True)]
+        Path(sidecar_path(str(path))).write_bytes(vectors_json(report.fingerprint, model, vectors))
     return open_pack(str(path))
+
+
+def semantic_rescue(pack: Any) -> Any:
+    """The semantic rescue plug for a pack built with ``semantic=True`` (in-process model)."""
+    from modules.routing.semantic import SemanticSettings, semantic_plug, sidecar_path
+
+    def fail(reason: str) -> None:
+        raise RuntimeError(f"semantic rescue unavailable: {reason}")
+
+    return semantic_plug(
+        SemanticSettings(enabled=True), sidecar_path(pack.path), pack.fingerprint, on_skip=fail
+    )
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def evaluate(pack: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """The overall metrics of ``tht route eval`` (deterministic router only)."""
+def evaluate(pack: Any, cases: list[dict[str, Any]], semantic: Any = None) -> dict[str, Any]:
+    """The overall metrics of ``tht route eval`` (deterministic router, and the semantic rescue
+    when ``semantic`` is its plug)."""
     from modules.routing.evaluation import case_result, summarize
     from modules.routing.pipeline import run_routing
 
     results = [
-        case_result(case, [h.id for h in run_routing(case["prompt"], pack).resolution.hints])
+        case_result(
+            case,
+            [h.id for h in run_routing(case["prompt"], pack, semantic=semantic).resolution.hints],
+        )
         for case in cases
     ]
     overall: dict[str, Any] = summarize(results)["overall"]
     return overall
 
 
-def run(split: str) -> list[dict[str, Any]]:
+def run(split: str, *, semantic: bool = False) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="tht-heldout17-") as tmp:
         for catalog, curated in BUILDS:
-            pack = build_pack(catalog, curated=curated, folder=Path(tmp))
+            pack = build_pack(catalog, curated=curated, folder=Path(tmp), semantic=semantic)
+            rescue = semantic_rescue(pack) if semantic else None
             if split == "adversarial18":
                 sets = [(split, ADVERSARIAL / f"{catalog}.jsonl")]
             else:
@@ -91,15 +124,18 @@ def run(split: str) -> list[dict[str, Any]]:
             if catalog == "tesisquare" and split != "adversarial18":
                 sets.append(("real-23", REAL))
             for name, path in sets:
-                metrics = evaluate(pack, load_cases(path))
-                rows.append(
-                    {
-                        "catalog": catalog,
-                        "curation": "curated" if curated else "uncurated",
-                        "set": name,
-                        **metrics,
-                    }
-                )
+                cases = load_cases(path)
+                for label, plug in (
+                    (("", None), ("+semantic", rescue)) if semantic else (("", None),)
+                ):
+                    rows.append(
+                        {
+                            "catalog": catalog,
+                            "curation": ("curated" if curated else "uncurated") + label,
+                            "set": name,
+                            **evaluate(pack, cases, plug),
+                        }
+                    )
     return rows
 
 
@@ -126,15 +162,17 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    unknown = [a for a in argv if a not in ("--locked", "--adversarial")]
-    if unknown or len(argv) > 1:
-        bad = unknown[0] if unknown else " ".join(argv)
-        usage = "python -m benchmarks.eval_routing_heldout [--locked | --adversarial]"
+    semantic = "--semantic" in argv
+    rest = [a for a in argv if a != "--semantic"]
+    unknown = [a for a in rest if a not in ("--locked", "--adversarial")]
+    if unknown or len(rest) > 1:
+        bad = unknown[0] if unknown else " ".join(rest)
+        usage = "python -m benchmarks.eval_routing_heldout [--locked | --adversarial] [--semantic]"
         print(f"usage: {usage} ({bad}?)")
         return 2
     splits = {"--locked": "locked", "--adversarial": "adversarial18"}
-    split = splits.get(argv[0] if argv else "", "dev")
-    rows = run(split)
+    split = splits.get(rest[0] if rest else "", "dev")
+    rows = run(split, semantic=semantic)
     print(f"routing, held-out {split} sets (P@1 over emitted hints, top-1/R@2 over routable)")
     print(table(rows))
     out = os.environ.get("EVAL_JSON")

@@ -95,8 +95,12 @@ def run_routing(
     environment: EvaluatorEnvironment | None = None,
     ts: str = "",
     request_id: str = "",
+    semantic: Callable[[Routing, Resolution], Any] | None = None,
 ) -> Outcome:
-    """Route one prompt end to end (pure unless ``evaluate`` does I/O)."""
+    """Route one prompt end to end (pure unless ``evaluate`` or ``semantic`` does I/O).
+
+    ``semantic``: the semantic rescue (:func:`modules.routing.semantic.semantic_plug`), asked
+    only when the resolution has no hint; the candidate it returns becomes the primary hint."""
     gate_cfg = gate_config or GATE_CONFIG
     routing = route(prompt, pack.lookup_many, pack.target, context_extensions=context_extensions)
     verdict = assess_ambiguity(routing, config=gate_cfg, environment=environment)
@@ -115,6 +119,15 @@ def run_routing(
         policy=outcome_eval.policy if outcome_eval else None,
         agents_for=lambda skill_id: _agents_for(pack, skill_id),
     )
+    if semantic is not None and not resolution.hints:
+        try:
+            rescued = semantic(routing, resolution)
+        except Exception:  # the rescue never breaks routing, like the evaluator (§19.1)
+            rescued = None
+        if rescued is not None:
+            from modules.routing.semantic import apply_rescue
+
+            apply_rescue(resolution, rescued)
     context = render_hints(
         resolution.hints,
         language=routing.language,

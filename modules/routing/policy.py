@@ -31,6 +31,7 @@ REASON_CODES = (
     "mcp-supporting",
     "weak-match",
     "weak-match-rescue",
+    "semantic-rescue",
     "no-candidates",
     "ambiguous-kept-deterministic",
     "ambiguous-weak-tie",

@@ -46,6 +46,7 @@ def _routing_settings() -> dict[str, Any]:
         model_config = ConfigDict(extra="allow")  # routing.evaluator is owned by the evaluator
         catalog: str | None = None
         telemetry: Telemetry = Telemetry()
+        semantic: dict[str, Any] | None = None
 
     path = user_config_file()
     if not path.is_file():
@@ -60,7 +61,54 @@ def _routing_settings() -> dict[str, Any]:
     except ValidationError as err:
         errors = [{**e, "loc": ("routing", *e["loc"])} for e in err.errors()]
         raise usage_error_from_validation(path, errors) from err
+    if data.get("semantic") is not None:
+        from kernel.errors import UsageError
+        from modules.routing.semantic import SemanticSettings
+
+        try:
+            SemanticSettings.from_section(data["semantic"])
+        except ValueError as err:
+            raise UsageError(f"{path}: {err}") from err
     return data
+
+
+SemanticOpt = Annotated[
+    bool,
+    typer.Option(
+        "--semantic",
+        help="Also ask the semantic rescue on weak matches (skill vectors beside the catalog; "
+        "routing.semantic of the user config, else the model in-process).",
+    ),
+]
+
+
+def _semantic(enabled: bool, pack: Any) -> Any:
+    """The semantic rescue plug for ``pack`` when ``--semantic`` is given, else None; a missing or
+    foreign vectors file is a usage error here (the hook only skips the rescue)."""
+    if not enabled:
+        return None
+    from kernel.errors import UsageError
+    from modules.routing.semantic import (
+        SemanticSettings,
+        SemanticUnavailable,
+        read_vectors,
+        semantic_plug,
+        sidecar_path,
+    )
+
+    settings = SemanticSettings.from_section(_routing_settings().get("semantic"))
+    vectors = sidecar_path(pack.path)
+    try:
+        read_vectors(vectors, pack.fingerprint)
+    except SemanticUnavailable as err:
+        raise UsageError(
+            f"{vectors}: {err} (build the catalog with `tht route catalog build --semantic`)"
+        ) from err
+
+    def warn(reason: str) -> None:
+        sys.stderr.write(f"note: no semantic rescue for a prompt: {reason}\n")
+
+    return semantic_plug(settings, vectors, pack.fingerprint, on_skip=warn)
 
 
 def _catalog(option: Path | None) -> Any:
@@ -95,6 +143,14 @@ def catalog_build(
     agents: Annotated[
         Path | None, typer.Option("--agents", help="Agents source (work package 5A).")
     ] = None,
+    semantic: Annotated[
+        bool,
+        typer.Option(
+            "--semantic",
+            help="Also write the skill vectors of the semantic rescue beside the catalog "
+            "(<out>.semantic.json; the model runs in-process).",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -104,8 +160,9 @@ def catalog_build(
     from modules.routing.catalog_build import build_catalog
     from modules.routing.sources import load_agents, load_mcp_manifest, load_overrides, read_skills
 
+    sources = read_skills(skills)
     data, report = build_catalog(
-        read_skills(skills),
+        sources,
         overrides=load_overrides(overrides) if overrides else None,
         overrides_name=str(overrides) if overrides else "overrides",
         manifests=[(str(path), load_mcp_manifest(path)) for path in mcp or []],
@@ -113,8 +170,28 @@ def catalog_build(
     )
     from kernel.atomic import atomic_write
 
+    vectors = None
+    if semantic:
+        from modules.routing.semantic import (
+            in_process_passages,
+            sidecar_path,
+            skill_text,
+            vectors_json,
+        )
+
+        model, rows = in_process_passages(
+            [skill_text(s.id, s.description, s.when_to_use, s.body) for s in sources]
+        )
+        vectors = vectors_json(
+            report.fingerprint, model, [(s.id, row) for s, row in zip(sources, rows, strict=True)]
+        )
     atomic_write(out, data, durable=True)
     body = {"catalog": str(out), **report.to_json()}
+    if vectors is not None:
+        from modules.routing.semantic import sidecar_path
+
+        atomic_write(Path(sidecar_path(str(out))), vectors, durable=True)
+        body["semanticVectors"] = sidecar_path(str(out))
     for skill_id in report.missing_summary:
         inv.note(f"note: skill {skill_id} has no semanticSummary (add one in the overrides)")
     inv.emit(
@@ -134,6 +211,7 @@ def explain(
     cwd: Annotated[
         Path | None, typer.Option("--cwd", help="Working folder for the context signal.")
     ] = None,
+    semantic: SemanticOpt = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -145,7 +223,10 @@ def explain(
 
     pack = _catalog(catalog)
     outcome = run_routing(
-        prompt, pack, context_extensions=_context_extensions(str(cwd)) if cwd else ()
+        prompt,
+        pack,
+        context_extensions=_context_extensions(str(cwd)) if cwd else (),
+        semantic=_semantic(semantic, pack),
     )
     data = {"catalog": pack.fingerprint, **outcome.explain()}
     if inv.json:
@@ -197,6 +278,7 @@ def _explain_table(data: dict[str, Any]) -> None:
 @app.command("batch")
 def batch(
     catalog: CatalogOpt = None,
+    semantic: SemanticOpt = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -209,6 +291,7 @@ def batch(
 
     invocation(workspace, json_, debug)
     pack = _catalog(catalog)
+    rescue = _semantic(semantic, pack)
     prompts: list[str] = []
     for number, line in enumerate(sys.stdin, start=1):
         if not line.strip():
@@ -221,7 +304,7 @@ def batch(
             raise UsageError(f'stdin line {number}: expected an object with a string "prompt"')
         prompts.append(payload["prompt"])
     for prompt in prompts:
-        outcome = run_routing(prompt, pack)
+        outcome = run_routing(prompt, pack, semantic=rescue)
         sys.stdout.write(
             dumps(
                 {
@@ -254,6 +337,7 @@ def evaluate(
         str,
         typer.Option("--mode", help="Evaluator mode for these runs: boost-only or hybrid."),
     ] = "boost-only",
+    semantic: SemanticOpt = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
@@ -271,9 +355,10 @@ def evaluate(
 
         evaluator_runs(inv, pack, loaded, profiles=profile or [], oracle=oracle, mode=mode)
         return
+    rescue = _semantic(semantic, pack)
     results = []
     for case in loaded:
-        outcome = run_routing(case["prompt"], pack)
+        outcome = run_routing(case["prompt"], pack, semantic=rescue)
         results.append(case_result(case, [h.id for h in outcome.resolution.hints]))
     summary = {"catalog": pack.fingerprint, **summarize(results)}
     if inv.json:

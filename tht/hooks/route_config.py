@@ -12,6 +12,7 @@ Keys used here (the evaluator adds ``routing.evaluator`` on its side)::
       telemetry:
         enabled: true                                      # append the RoutingEvaluator event
       evaluator: {...}                                     # owned by modules/routing/evaluator
+      semantic: {enabled: true, endpoint: ...}             # the semantic rescue (optional)
 
 Standard library only, except for that one-time YAML parse.
 """

@@ -17,7 +17,8 @@ in use gives no hint and a reason on stderr — never a hang or a SIGBUS. One
 ``RoutingEvaluator`` event per prompt is appended, best effort, to ``tht.paths.hook_log_file()``.
 
 Hot path: standard library, ``tht.paths`` and the pure router only (no typer, pydantic, rich or
-HTTP client). The optional evaluator is imported only when the user config enables it.
+HTTP client). The optional evaluator, and the semantic rescue (``routing.semantic``,
+:mod:`modules.routing.semantic`), are imported only when the user config enables them.
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ def _run(args: list[str]) -> str:
             environment=environment,
             ts=ts,
             request_id=request_id,
+            semantic=_semantic(section.get("semantic"), catalog, pack.fingerprint),
         )
         event = outcome.event
         if forced_status and event.get("evaluator_status") != "disabled":
@@ -233,6 +235,27 @@ def _warn(message: str) -> None:
         sys.stderr.flush()
     except Exception:
         pass
+
+
+def _semantic(section: Any, catalog: str, fingerprint: str) -> Any:
+    """The semantic rescue plug when ``routing.semantic.enabled`` is true, else None (nothing of
+    it is imported then). Its skill vectors lie beside the catalog; an invalid section, like a
+    missing or foreign vectors file, means no rescue and a reason on stderr, never an error."""
+    if not isinstance(section, dict) or section.get("enabled") is not True:
+        return None
+    from modules.routing.semantic import SemanticSettings, semantic_plug, sidecar_path
+
+    try:
+        settings = SemanticSettings.from_section(section)
+    except ValueError as err:
+        _warn(f"semantic rescue off: {err}")
+        return None
+    return semantic_plug(
+        settings,
+        sidecar_path(catalog),
+        fingerprint,
+        on_skip=lambda reason: _warn(f"no semantic rescue: {reason}"),
+    )
 
 
 def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
