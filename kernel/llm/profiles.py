@@ -68,12 +68,22 @@ def is_cloud_model_name(model: str) -> bool:
 
 
 def is_loopback_url(url: str) -> bool:
-    """True when ``url``'s host is this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """True when ``url``'s host is this machine (``localhost``, 127.0.0.0/8, ``::1``).
+
+    The host must *be* a loopback address, not start like one: ``127.0.0.1.evil.example`` is a
+    name anyone can register, resolved by DNS to wherever its owner likes."""
+    import ipaddress
+
     try:
         host = (urlsplit(url).hostname or "").lower()
     except ValueError:
         return False
-    return host == "localhost" or host == "::1" or host.startswith("127.")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def classify_location(family: Family, declared: Location, model: str) -> Location:

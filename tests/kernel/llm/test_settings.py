@@ -92,6 +92,8 @@ def test_changing_the_model_drops_metadata_that_described_the_old_one() -> None:
         ({"apiKeyEnv": "sk-live-1234567890"}, "apiKeyEnv"),
         ({"apiKeyPlaceholder": "sk-0123456789abcdefghijkl"}, "apiKeyPlaceholder"),
         ({"baseUrl": "http://10.1.2.3:11434/v1"}, "loopback"),
+        ({"baseUrl": "http://127.0.0.1.evil.example:11434/v1"}, "loopback"),
+        ({"baseUrl": "http://localhost.evil.example:11434/v1"}, "loopback"),
         ({"unexpected": 1}, "unexpected"),
     ],
 )
@@ -173,3 +175,24 @@ def test_a_local_profile_is_not_reclassified() -> None:
 )
 def test_base_url_rules(url: str, ok: bool) -> None:
     assert (validate_base_url(url) is None) is ok
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://127.8.9.10/v1", True),
+        ("http://localhost:1234/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://127.0.0.1.evil.example/v1", False),  # a registrable name, not an address
+        ("http://127.example/v1", False),
+        ("http://localhost.evil.example/v1", False),
+        ("http://[::2]/v1", False),
+        ("http://10.0.0.1/v1", False),
+        ("http://[bad/v1", False),
+    ],
+)
+def test_loopback_means_an_address_of_this_machine(url: str, loopback: bool) -> None:
+    from kernel.llm.profiles import is_loopback_url
+
+    assert is_loopback_url(url) is loopback
