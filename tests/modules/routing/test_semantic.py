@@ -352,6 +352,9 @@ def test_an_endpoint_that_is_down_means_no_rescue(uncurated: CatalogPack) -> Non
     [
         ({"enabled": "yes"}, "enabled"),
         ({"enabled": True, "endpoint": "ftp://x"}, "endpoint"),
+        ({"enabled": True, "endpoint": "https://api.openai.com/v1"}, "on this machine"),
+        ({"enabled": True, "endpoint": "http://10.0.0.5:8000/v1"}, "on this machine"),
+        ({"enabled": True, "endpoint": "http://127.0.0.1.evil.example/v1"}, "on this machine"),
         ({"enabled": True, "minCosine": 2}, "minCosine"),
         ({"enabled": True, "minLexical": "a"}, "minLexical"),
         ({"enabled": True, "timeoutMs": 5000}, "timeoutMs"),
