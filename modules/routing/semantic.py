@@ -445,14 +445,15 @@ def semantic_plug(
                 state["vectors"] = read_vectors(vectors_file, fingerprint)
             vectors: SkillVectors = state["vectors"]
             model, query = embed(routing.prompt.text)
-            if model and model != vectors.model:
+            if model != vectors.model:
                 raise SemanticUnavailable(
                     f"the endpoint's model {model!r} is not the skill vectors' {vectors.model!r}"
                 )
             scores = cosines(query, vectors)
-        except SemanticUnavailable as err:
+        except Exception as err:  # no rescue, never an error: the deterministic answer stands
             if on_skip is not None:
-                on_skip(str(err))
+                reason = str(err) if isinstance(err, SemanticUnavailable) else type(err).__name__
+                on_skip(reason)
             return None
         return rescue_candidate(
             routing,

@@ -228,6 +228,20 @@ def test_without_usable_vectors_the_router_stands_and_says_why(
         assert plug.skipped and "vectors" in plug.skipped[0]
 
 
+def test_a_failing_embedder_is_no_rescue_not_an_error(uncurated: CatalogPack) -> None:
+    def broken(text: str) -> tuple[str, list[float]]:
+        raise MemoryError
+
+    plug = _plug(uncurated, embedder=broken)
+    assert plug(*_weak_routing(uncurated)) is None
+    assert plug.skipped == ["MemoryError"]
+
+
+def _weak_routing(pack: CatalogPack) -> tuple[Any, Any]:
+    outcome = run_routing(WEAK, pack)
+    return outcome.routing, outcome.resolution
+
+
 def test_a_model_other_than_the_vectors_one_is_refused(uncurated: CatalogPack) -> None:
     def other_model(text: str) -> tuple[str, list[float]]:
         return "some-other-model", [1.0] * 384
@@ -325,6 +339,7 @@ def stub() -> Iterator[http.server.ThreadingHTTPServer]:
         ({"data": [{"embedding": [True] * 384}]}, "not a list of numbers"),
         ({"data": [{"embedding": [0.0] * 384}], "model": "multilingual-e5-small-q4"}, "finite"),
         ({"data": [{"embedding": [1.0] * 12}], "model": "multilingual-e5-small-q4"}, "size"),
+        ({"data": [{"embedding": [1.0] * 384}]}, "model ''"),  # no model named: not trusted
         (b"[" * 2_000_000, "too large"),
     ],
 )
