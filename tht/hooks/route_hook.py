@@ -238,24 +238,36 @@ def _warn(message: str) -> None:
 
 
 def _semantic(section: Any, catalog: str, fingerprint: str) -> Any:
-    """The semantic rescue plug when ``routing.semantic.enabled`` is true, else None (nothing of
-    it is imported then). Its skill vectors lie beside the catalog; an invalid section, like a
+    """The semantic rescue plug when ``routing.semantic.enabled`` is true, else None. Nothing of
+    it is imported or validated until the pipeline asks it (a prompt with no hint): a clear
+    prompt pays nothing. Its skill vectors lie beside the catalog; an invalid section, like a
     missing or foreign vectors file, means no rescue and a reason on stderr, never an error."""
     if not isinstance(section, dict) or section.get("enabled") is not True:
         return None
-    from modules.routing.semantic import SemanticSettings, semantic_plug, sidecar_path
+    built: list[Any] = []
 
-    try:
-        settings = SemanticSettings.from_section(section)
-    except ValueError as err:
-        _warn(f"semantic rescue off: {err}")
-        return None
-    return semantic_plug(
-        settings,
-        sidecar_path(catalog),
-        fingerprint,
-        on_skip=lambda reason: _warn(f"no semantic rescue: {reason}"),
-    )
+    def rescue(routing: Any, resolution: Any) -> Any:
+        if not built:
+            from modules.routing.semantic import SemanticSettings, semantic_plug, sidecar_path
+
+            try:
+                settings = SemanticSettings.from_section(section)
+            except ValueError as err:
+                _warn(f"semantic rescue off: {err}")
+                built.append(None)
+            else:
+                built.append(
+                    semantic_plug(
+                        settings,
+                        sidecar_path(catalog),
+                        fingerprint,
+                        on_skip=lambda reason: _warn(f"no semantic rescue: {reason}"),
+                    )
+                )
+        plug = built[0]
+        return None if plug is None else plug(routing, resolution)
+
+    return rescue
 
 
 def _evaluator(section: dict[str, Any], defaults: dict[str, Any]) -> tuple[Any, Any, Any, Any]:

@@ -27,14 +27,13 @@ from modules.routing.pipeline import run_routing
 from modules.routing.semantic import (
     SemanticSettings,
     SemanticUnavailable,
+    build_vectors,
     cosines,
     endpoint_embedder,
-    in_process_passages,
     read_vectors,
     rescue_candidate,
     semantic_plug,
     sidecar_path,
-    skill_text,
     vectors_json,
 )
 from modules.routing.sources import load_mcp_manifest, read_skills
@@ -56,14 +55,7 @@ def uncurated(tmp_path_factory: pytest.TempPathFactory) -> CatalogPack:
     )
     path = tmp_path_factory.mktemp("sem") / "tesisquare.pack"
     path.write_bytes(data)
-    model, rows = in_process_passages(
-        [skill_text(s.id, s.description, s.when_to_use, s.body) for s in sources]
-    )
-    Path(sidecar_path(str(path))).write_bytes(
-        vectors_json(
-            report.fingerprint, model, list(zip([s.id for s in sources], rows, strict=True))
-        )
-    )
+    Path(sidecar_path(str(path))).write_bytes(build_vectors(report.fingerprint, sources))
     return open_pack(path)
 
 
@@ -332,15 +324,15 @@ def stub() -> Iterator[http.server.ThreadingHTTPServer]:
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
-        ("sleep", "TimeoutError"),
-        (b"not json", "malformed"),
-        ({"data": []}, "malformed"),
-        ({"data": [{"embedding": "abc"}]}, "not a list of numbers"),
-        ({"data": [{"embedding": [True] * 384}]}, "not a list of numbers"),
+        ("sleep", "timeout"),
+        (b"not json", "invalid-response"),
+        ({"data": []}, "invalid-response"),
+        ({"data": [{"embedding": "abc"}]}, "invalid-response"),
+        ({"data": [{"embedding": [True] * 384}]}, "invalid-response"),
         ({"data": [{"embedding": [0.0] * 384}], "model": "multilingual-e5-small-q4"}, "finite"),
         ({"data": [{"embedding": [1.0] * 12}], "model": "multilingual-e5-small-q4"}, "size"),
-        ({"data": [{"embedding": [1.0] * 384}]}, "model ''"),  # no model named: not trusted
-        (b"[" * 2_000_000, "too large"),
+        ({"data": [{"embedding": [1.0] * 384}]}, "model 'e5-query'"),  # no model named
+        (b"[" * 2_000_000, "response-too-large"),
     ],
 )
 def test_a_slow_or_hostile_endpoint_means_no_rescue(
