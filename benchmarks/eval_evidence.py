@@ -8,11 +8,12 @@
 2. Then read the questions and query each one with ``--where db=<db_id>`` (purpose
    schema_linking), through the code path of ``tht search find`` (``rank_units`` on the active
    generation): dense only, BM25 only (untranslated, and translated as the workspace's fusion
-   translates it: ``bm25_translated``), plain RRF (over dense and the module's default BM25
-   translation), and the workspace's fusion. A question's expected units are those whose
-   excerpt contains one of its own clauses. Queries: the English BIRD questions and the Italian
-   paraphrases of ``benchmarks/data/evidence_italian/`` (hand written, locked before retrieval
-   was changed; see its README).
+   translates it and aligns it with the corpus vocabulary: ``bm25_translated``), plain RRF (over
+   dense and the module's default BM25 translation), the workspace's fusion without vocabulary
+   alignment (``fusion_unaligned``) and the workspace's fusion. A question's expected units are
+   those whose excerpt contains one of its own clauses. Queries: the English BIRD questions and
+   the Italian paraphrases of ``benchmarks/data/evidence_italian/`` (hand written, locked before
+   retrieval was changed; see its README).
 3. Report hit@1/5/10 and MRR@10 per mode and split.
 
 Splits: English ``dev`` (``question_id % 5 == 0``, 100 questions) and ``held_out`` (the other
@@ -40,7 +41,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ ITALIAN_DIR = REPO / "benchmarks" / "data" / "evidence_italian"
 K_GRID = (1, 5, 10, 20, 30, 40, 60, 80, 100, 150)
 TUNING_RULE = "question_id % 5 == 0"
 LOCKED_RULE = "question_id % 5 == 4"
-MODES = ("dense", "bm25", "bm25_translated", "rrf", "fusion")
+MODES = ("dense", "bm25", "bm25_translated", "rrf", "fusion_unaligned", "fusion")
 
 
 def _tuning(question_id: int) -> bool:
@@ -246,6 +247,9 @@ def evaluate_cases(
             cands.rank_mode(i, "bm25_translated", fusion) for i in range(len(cases))
         ],
         "rrf": [cands.rank_rrf(i, best_k) for i in range(len(cases))],
+        "fusion_unaligned": [
+            cands.rank_fusion(i, replace(fusion, align_vocabulary=False)) for i in range(len(cases))
+        ],
         "fusion": [cands.rank_fusion(i, fusion) for i in range(len(cases))],
     }
     splits: dict[str, list[int]] = defaultdict(list)

@@ -30,6 +30,12 @@ def translation_key(fusion: Any) -> int:
     return int(fusion.translate_terms) if fusion.translate_bm25 else 0
 
 
+def bm25_key(fusion: Any) -> tuple[int, float | None]:
+    """What a BM25 query depends on: the translation, and the vocabulary alignment's bound
+    (None: off)."""
+    return translation_key(fusion), fusion.align_min_cosine if fusion.align_vocabulary else None
+
+
 @dataclass
 class Candidates:
     caps: Any
@@ -39,8 +45,12 @@ class Candidates:
     wheres: list[Any]
     dense: list[list[Any]]  # ScoredPoint rankings, fragment level
     bm25: list[list[Any]]  # untranslated
-    translated: dict[int, list[list[Any]]]  # translation_key -> BM25 rankings
+    translated: dict[tuple[int, float | None], list[list[Any]]]  # bm25_key -> BM25 rankings
     corpus: tuple[str, ...] | None  # the generation's languages (the translation's targets)
+    # vocabulary alignment (modules/evidence/vocabulary.py): each query's words to align, and
+    # each such word's closest corpus word with its cosine (all embedded in one call)
+    to_align: list[list[str]]
+    nearest: dict[str, tuple[str, float] | None]
 
     @classmethod
     def collect(cls, caps: Any, generation: str, cases: Sequence[Any]) -> Candidates:
@@ -67,10 +77,45 @@ class Candidates:
             for v, w in zip(vectors, wheres, strict=True)
         ]
         from modules.evidence.generations import load_generation_state
+        from modules.evidence.vocabulary import recorded_vocabulary, words_to_align
 
         active = load_generation_state(caps.paths.state_dir).active
         corpus = active.languages if active is not None and active.id == generation else None
-        return cls(caps, generation, cases, vectors, wheres, dense, bm25, {0: bm25}, corpus)
+        table = None
+        if active is not None and active.id == generation:
+            table = recorded_vocabulary(caps.paths.state_dir, active)
+        to_align = [[] if table is None else words_to_align(t, corpus, table) for t in texts]
+        distinct = sorted({w for words in to_align for w in words})
+        word_vectors = embedder.embed_queries(distinct) if distinct else []
+        nearest = {
+            w: None if table is None else table.nearest(v)
+            for w, v in zip(distinct, word_vectors, strict=True)
+        }
+        untranslated = {(0, None): bm25}
+        return cls(
+            caps,
+            generation,
+            cases,
+            vectors,
+            wheres,
+            dense,
+            bm25,
+            untranslated,
+            corpus,
+            to_align,
+            nearest,
+        )
+
+    def aligned(self, i: int, fusion: Any) -> list[str]:
+        """Query ``i``'s aligned corpus words under ``fusion``'s bound (as ``embed_query``)."""
+        if not fusion.align_vocabulary:
+            return []
+        out: dict[str, None] = {}
+        for word in self.to_align[i]:
+            found = self.nearest[word]
+            if found is not None and found[1] >= fusion.align_min_cosine:
+                out.setdefault(found[0], None)
+        return list(out)
 
     def query_vectors(self, i: int, fusion: Any) -> Any:
         """Query ``i``'s vectors as the search path builds them for ``fusion``
@@ -79,9 +124,10 @@ class Candidates:
 
         from modules.evidence.translation import bm25_query_text
 
-        if not fusion.translate_bm25:
+        aligned = self.aligned(i, fusion)
+        if not fusion.translate_bm25 and not aligned:
             return self.vectors[i]
-        text = bm25_query_text(self.vectors[i].text, fusion, corpus=self.corpus)
+        text = bm25_query_text(self.vectors[i].text, fusion, corpus=self.corpus, aligned=aligned)
         return replace(self.vectors[i], sparse=self.caps.bm25().embed_query(text))
 
     def bm25_of(self, fusion: Any) -> list[list[Any]]:
@@ -89,7 +135,7 @@ class Candidates:
         from kernel.vectors import VectorFilter
         from modules.evidence.retrieval import fetch_size
 
-        key = translation_key(fusion)
+        key = bm25_key(fusion)
         if key not in self.translated:
             store = self.caps.vector_store()
             prefetch = max(self.caps.settings.prefetch_limit, fetch_size(LIMIT))

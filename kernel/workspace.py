@@ -164,7 +164,9 @@ def _models() -> type[BaseModel]:
         ``evidence.rrf_k``; ``weighted``: weighted RRF with ``k`` and the weights, BM25's
         multiplied by ``cross_lingual_bm25`` where query and fragment languages differ;
         ``translate_bm25``: the BM25 query gains the other language's terms of the lexicon
-        concepts it names, at most ``translate_terms`` per concept."""
+        concepts it names, at most ``translate_terms`` per concept; ``align_vocabulary``: a
+        query in another language than the corpus's gains, for each word the lexicon does not
+        translate, the corpus word whose embedding is at least ``align_min_cosine`` close."""
 
         method: Literal["rrf", "weighted"] = "weighted"
         k: int = Field(default=1, ge=1, le=10_000)
@@ -173,6 +175,8 @@ def _models() -> type[BaseModel]:
         cross_lingual_bm25: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
         translate_bm25: bool = Field(default=True, strict=True)
         translate_terms: int = Field(default=2, ge=1, le=10, strict=True)
+        align_vocabulary: bool = Field(default=True, strict=True)
+        align_min_cosine: float = Field(default=0.90, gt=0, le=1, allow_inf_nan=False)
 
         @model_validator(mode="after")
         def _some_weight(self) -> EvidenceFusionSettings:
@@ -321,6 +325,10 @@ class EvidenceFusionSettingsView(Protocol):
     def translate_bm25(self) -> bool: ...
     @property
     def translate_terms(self) -> int: ...
+    @property
+    def align_vocabulary(self) -> bool: ...
+    @property
+    def align_min_cosine(self) -> float: ...
 
 
 class EvidenceSettingsView(Protocol):

@@ -132,6 +132,8 @@ class EvidenceRuntime:
                     languages=tuple(self.workspace_settings.languages),
                     translate_bm25=fusion.translate_bm25,
                     translate_terms=fusion.translate_terms,
+                    align_vocabulary=fusion.align_vocabulary,
+                    align_min_cosine=fusion.align_min_cosine,
                 ),
             ),
             clock=self.clock.now,

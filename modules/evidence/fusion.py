@@ -43,6 +43,8 @@ FusionMethod = Literal["rrf", "weighted"]
 # chosen on the dev split of `make eval-evidence` (docs/evidence.md)
 DEFAULT_TRANSLATE: Final = True
 DEFAULT_TRANSLATE_TERMS: Final = 2
+DEFAULT_ALIGN: Final = True
+DEFAULT_ALIGN_MIN_COSINE: Final = 0.90
 FUSION_METHODS: Final = ("rrf", "weighted")
 
 
@@ -61,6 +63,10 @@ class FusionSettings:
     # at most translate_terms terms per concept
     translate_bm25: bool = DEFAULT_TRANSLATE
     translate_terms: int = DEFAULT_TRANSLATE_TERMS
+    # vocabulary alignment (modules/evidence/vocabulary.py): a cross-lingual query's words that
+    # the lexicon does not translate gain the corpus word whose vector is at least this close
+    align_vocabulary: bool = DEFAULT_ALIGN
+    align_min_cosine: float = DEFAULT_ALIGN_MIN_COSINE
 
     def __post_init__(self) -> None:
         where = "evidence.fusion"
@@ -91,6 +97,14 @@ class FusionSettings:
             raise UsageError(
                 f"{where}.translate_terms: must be an integer from 1 to 10, got {terms!r}"
             )
+        if not isinstance(self.align_vocabulary, bool):
+            raise UsageError(
+                f"{where}.align_vocabulary: must be true or false, got {self.align_vocabulary!r}"
+            )
+        bound = self.align_min_cosine
+        ok = isinstance(bound, int | float) and not isinstance(bound, bool)
+        if not ok or not math.isfinite(bound) or not 0 < bound <= 1:
+            raise UsageError(f"{where}.align_min_cosine: must be a number in (0, 1], got {bound!r}")
 
     def to_json(self) -> dict[str, object]:
         """What a generation records (``rrf``: its ``k`` only, weights do not apply; the BM25
@@ -113,6 +127,8 @@ class FusionSettings:
                 "translate_terms": self.translate_terms,
                 "lexicon": default_lexicon().identity,
             }
+        if self.align_vocabulary:
+            body |= {"align_vocabulary": True, "align_min_cosine": self.align_min_cosine}
         return body
 
 
@@ -129,6 +145,8 @@ def fusion_settings(
     languages: Sequence[str] = ("it", "en"),
     translate_bm25: bool = DEFAULT_TRANSLATE,
     translate_terms: int = DEFAULT_TRANSLATE_TERMS,
+    align_vocabulary: bool = DEFAULT_ALIGN,
+    align_min_cosine: float = DEFAULT_ALIGN_MIN_COSINE,
 ) -> FusionSettings:
     """Build and validate from loose values (``workspace.yaml``); ``UsageError`` if invalid."""
     if method not in FUSION_METHODS:
@@ -144,6 +162,8 @@ def fusion_settings(
         languages=tuple(languages),
         translate_bm25=translate_bm25,
         translate_terms=translate_terms,
+        align_vocabulary=align_vocabulary,
+        align_min_cosine=align_min_cosine,
     )
 
 

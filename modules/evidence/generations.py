@@ -49,6 +49,9 @@ class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
     # the workspace languages its fragments are written in (modules/evidence/translation.py:
     # the BM25 query translation's targets); None in records written before they were recorded
     languages: tuple[str, ...] | None = None
+    # its vocabulary table (modules/evidence/vocabulary.py): {"words": n, "sha256": hex} of the
+    # file vocabulary/<id>.npz; None when vocabulary alignment was off or not yet recorded
+    vocabulary: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]

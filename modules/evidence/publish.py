@@ -56,6 +56,14 @@ from modules.evidence.retrieval import (
 )
 from modules.evidence.staging import apply_atomically
 from modules.evidence.translation import corpus_languages
+from modules.evidence.vocabulary import (
+    VocabularyTable,
+    build_vocabulary,
+    prune_vocabularies,
+    recorded_vocabulary,
+    vocabulary_path,
+    write_vocabulary,
+)
 
 __all__ = ["PUBLISH_LOCK", "PublishReport", "publish", "publish_lock"]
 
@@ -165,13 +173,16 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
     )
     written = write_generation(store, embedder, bm25, items, generation, progress=caps.progress)
     languages = corpus_languages((i.fragment.text for i in items), caps.settings.fusion.languages)
+    vocabulary = _write_vocabulary(caps, generation, [i.fragment.text for i in items])
     write_completion_marker(store, generation, embedder.dimension, written)
 
     report: EvaluationReport | None = None
     if eval_set is not None:
-        report = evaluate_generation(caps, generation, eval_set.cases, languages)
+        table = None if vocabulary is None else vocabulary[0]
+        report = evaluate_generation(caps, generation, eval_set.cases, languages, table)
         if not report.passed:
             store.delete(VectorFilter(kind="evidence", match={"generation": generation}))
+            vocabulary_path(paths.state_dir, generation).unlink(missing_ok=True)
             save_generation_state(
                 paths.state_dir, GenerationState(last_number=number, active=previous.active)
             )
@@ -196,10 +207,28 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         evaluation=_summary(report),
         fusion=fusion,
         languages=languages,
+        vocabulary=None if vocabulary is None else vocabulary[1],
     )
     save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
     store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
+    prune_vocabularies(paths.state_dir, keep=generation)
     return PublishReport("activated", record, blocked, tuple(warnings), report)
+
+
+def _write_vocabulary(
+    caps: EvidenceCapabilities, generation: str, texts: list[str]
+) -> tuple[VocabularyTable, dict[str, object]] | None:
+    """The candidate generation's vocabulary table, written beside its record (None when
+    vocabulary alignment is off): the table and what the record holds of it."""
+    if not caps.settings.fusion.align_vocabulary:
+        return None
+    table = build_vocabulary(
+        texts,
+        caps.embedder(),
+        progress=lambda done, total: caps.report("embedding the vocabulary", done, total),
+    )
+    digest = write_vocabulary(caps.paths.state_dir, generation, table)
+    return table, {"words": len(table.words), "sha256": digest}
 
 
 def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
@@ -212,7 +241,11 @@ def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
         )
     except UnavailableError:
         return False
-    return found == active.fragments + 1  # the fragments and the completion marker
+    if found != active.fragments + 1:  # the fragments and the completion marker
+        return False
+    return active.vocabulary is None or (
+        recorded_vocabulary(caps.paths.state_dir, active) is not None
+    )
 
 
 def _summary(report: EvaluationReport | None) -> dict[str, object] | None:
@@ -227,9 +260,11 @@ def evaluate_generation(
     generation: str,
     cases: list[EvalCase],
     languages: tuple[str, ...] | None = None,
+    vocabulary: VocabularyTable | None = None,
 ) -> EvaluationReport:
     """Evaluate ``generation`` (candidate or active) on ``cases``; ``languages``: its fragments'
-    (the BM25 query translation's targets, as a search of it would use them)."""
+    (the BM25 query translation's targets, as a search of it would use them); ``vocabulary``:
+    its vocabulary table (the words a cross-lingual query is aligned with)."""
     from modules.evidence.eval_set import EvalSet
 
     embedder, bm25, store = caps.embedder(), caps.bm25(), caps.vector_store()
@@ -252,7 +287,9 @@ def evaluate_generation(
 
     return evaluate(
         EvalSet.model_construct(cases=cases),
-        embed=lambda text: embed_query(embedder, bm25, text, caps.settings.fusion, languages),
+        embed=lambda text: embed_query(
+            embedder, bm25, text, caps.settings.fusion, languages, vocabulary
+        ),
         where_of=lambda case: evidence_filter(generation, case.purpose, case.kind, case.where),
         rank=rank,
     )

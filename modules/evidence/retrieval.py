@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kernel.vectors.embedder import Embedder
     from modules.evidence.capabilities import SparseEncoder
     from modules.evidence.fusion import FusionSettings
+    from modules.evidence.vocabulary import VocabularyTable
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -75,16 +76,27 @@ def embed_query(
     text: str,
     fusion: FusionSettings | None = None,
     corpus: Sequence[str] | None = None,
+    vocabulary: VocabularyTable | None = None,
 ) -> QueryVectors:
     """Both query vectors of ``text``; BM25's of the translated text when ``fusion`` says so
-    (:mod:`modules.evidence.translation`, towards the ``corpus`` languages, the generation's),
-    the dense one and ``text`` as written."""
+    (:mod:`modules.evidence.translation`, towards the ``corpus`` languages, the generation's,
+    and :mod:`modules.evidence.vocabulary`'s aligned words when the generation's ``vocabulary``
+    is given), the dense one and ``text`` as written. One embedder call: the text and the
+    words to align are embedded together."""
     from modules.evidence.translation import bm25_query_text
+    from modules.evidence.vocabulary import aligned_terms, words_to_align
 
-    sparse_text = text if fusion is None else bm25_query_text(text, fusion, corpus=corpus)
-    return QueryVectors(
-        dense=embedder.embed_queries([text])[0], sparse=bm25.embed_query(sparse_text), text=text
-    )
+    words: list[str] = []
+    if fusion is not None and fusion.align_vocabulary and vocabulary is not None:
+        words = words_to_align(text, corpus, vocabulary)
+    vectors = embedder.embed_queries([text, *words])
+    aligned: list[str] = []
+    if fusion is not None and vocabulary is not None and words:
+        aligned = aligned_terms(words, vectors[1:], vocabulary, fusion.align_min_cosine)
+    sparse_text = text
+    if fusion is not None:
+        sparse_text = bm25_query_text(text, fusion, corpus=corpus, aligned=aligned)
+    return QueryVectors(dense=vectors[0], sparse=bm25.embed_query(sparse_text), text=text)
 
 
 def evidence_filter(

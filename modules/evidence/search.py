@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kernel.errors import UnavailableError
 from modules.evidence.capabilities import EvidenceCapabilities
@@ -29,6 +29,9 @@ from modules.evidence.retrieval import (
     evidence_filter,
     rank_units,
 )
+
+if TYPE_CHECKING:
+    from modules.evidence.vocabulary import VocabularyTable
 
 __all__ = ["SearchOutcome", "check_active_generation", "search_evidence"]
 
@@ -113,6 +116,28 @@ def _verify(caps: EvidenceCapabilities, active: GenerationRecord) -> None:
         )
 
 
+def _vocabulary(
+    caps: EvidenceCapabilities, active: GenerationRecord, query_text: str
+) -> VocabularyTable | None:
+    """The active generation's vocabulary table when the workspace aligns vocabulary, the
+    generation records one and the query is in another language than its corpus (only then is
+    it read); a recorded table that is missing or altered is a stale index."""
+    from modules.evidence.vocabulary import query_language_to_align, recorded_vocabulary
+
+    if not caps.settings.fusion.align_vocabulary or active.vocabulary is None:
+        return None
+    if query_language_to_align(query_text, active.languages) is None:
+        return None
+    table = recorded_vocabulary(caps.paths.state_dir, active)
+    if table is None:
+        raise _Unavailable(
+            "stale",
+            f"the vocabulary table of the active generation {active.id} is missing or does not "
+            "match its record: run `tht evidence publish`",
+        )
+    return table
+
+
 def search_evidence(
     caps: EvidenceCapabilities,
     query_text: str,
@@ -131,7 +156,12 @@ def search_evidence(
         generation = active.id
         _verify(caps, active)
         vectors = embed_query(
-            caps.embedder(), caps.bm25(), query_text, caps.settings.fusion, active.languages
+            caps.embedder(),
+            caps.bm25(),
+            query_text,
+            caps.settings.fusion,
+            active.languages,
+            _vocabulary(caps, active, query_text),
         )
         units = rank_units(
             caps.vector_store(),

@@ -97,16 +97,20 @@ def bm25_query_text(
     *,
     corpus: Sequence[str] | None = None,
     lexicon: Lexicon | None = None,
+    aligned: Sequence[str] = (),
 ) -> str:
     """The text BM25 encodes for the Evidence query ``text``: ``text`` itself, followed (on a
-    line of its own) by :func:`expansion_terms` when ``fusion.translate_bm25`` is on."""
-    if not fusion.translate_bm25:
-        return text
-    extra = expansion_terms(
-        text,
-        fusion.languages,
-        terms_per_concept=fusion.translate_terms,
-        lexicon=lexicon,
-        corpus=corpus,
-    )
-    return f"{text}\n{' '.join(extra)}" if extra else text
+    line of its own) by :func:`expansion_terms` when ``fusion.translate_bm25`` is on, then (on
+    another) the corpus words ``aligned`` to its other words
+    (:mod:`modules.evidence.vocabulary`)."""
+    out = text
+    if fusion.translate_bm25:
+        extra = expansion_terms(
+            text,
+            fusion.languages,
+            terms_per_concept=fusion.translate_terms,
+            lexicon=lexicon,
+            corpus=corpus,
+        )
+        out = f"{text}\n{' '.join(extra)}" if extra else text
+    return f"{out}\n{' '.join(aligned)}" if aligned else out

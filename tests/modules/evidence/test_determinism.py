@@ -54,7 +54,12 @@ def test_publish_takes_its_time_from_the_clock_and_reports_a_total_first(
     stage, done, total = reports[0]  # before the encoders load: a bar never shows "0/None"
     assert (stage, done) == ("loading the encoders", 0)
     assert total == report.generation.fragments > 0
-    assert reports[1] == ("embedding", 0, total) and reports[-1] == ("embedding", total, total)
+    assert reports[1] == ("embedding", 0, total) and ("embedding", total, total) in reports
+    # then the vocabulary table (modules/evidence/vocabulary.py), counted in words
+    words = report.generation.vocabulary["words"] if report.generation.vocabulary else 0
+    vocabulary = [r for r in reports if r[0] == "embedding the vocabulary"]
+    assert words > 0 and vocabulary[0] == ("embedding the vocabulary", 0, words)
+    assert reports[-1] == ("embedding the vocabulary", words, words)
 
 
 _TIED = [

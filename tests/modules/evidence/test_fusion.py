@@ -41,6 +41,11 @@ def _point(pid: str, text: str) -> ScoredPoint:
         ({"rrf_k": 0}, "rrf_k"),
         ({"rrf_k": True}, "rrf_k"),
         ({"dense_weight": "0.5"}, "dense_weight"),
+        ({"align_vocabulary": 1}, "align_vocabulary"),
+        ({"align_min_cosine": 0}, "align_min_cosine"),
+        ({"align_min_cosine": 1.5}, "align_min_cosine"),
+        ({"align_min_cosine": float("nan")}, "align_min_cosine"),
+        ({"align_min_cosine": True}, "align_min_cosine"),
     ],
 )
 def test_bad_fusion_settings_are_a_usage_error(kwargs: dict[str, object], field: str) -> None:
@@ -57,7 +62,12 @@ def test_an_unknown_method_is_a_usage_error() -> None:
 
 def test_plain_rrf_records_only_its_k_and_both_weights_zero_is_fine_there() -> None:
     rrf = FusionSettings(
-        method="rrf", rrf_k=60, dense_weight=0, bm25_weight=0, translate_bm25=False
+        method="rrf",
+        rrf_k=60,
+        dense_weight=0,
+        bm25_weight=0,
+        translate_bm25=False,
+        align_vocabulary=False,
     )
     assert rrf.to_json() == {"method": "rrf", "rrf_k": 60}
     assert set(DEFAULT_FUSION.to_json()) == {
@@ -69,6 +79,15 @@ def test_plain_rrf_records_only_its_k_and_both_weights_zero_is_fine_there() -> N
         "translate_bm25",
         "translate_terms",
         "lexicon",
+        "align_vocabulary",
+        "align_min_cosine",
+    }
+    aligned = FusionSettings(method="rrf", translate_bm25=False, align_min_cosine=0.8)
+    assert aligned.to_json() == {
+        "method": "rrf",
+        "rrf_k": 1,
+        "align_vocabulary": True,
+        "align_min_cosine": 0.8,
     }
 
 
@@ -88,9 +107,12 @@ def test_workspace_defaults_are_the_modules_defaults() -> None:
             cross_lingual_bm25=fusion.cross_lingual_bm25,
             translate_bm25=fusion.translate_bm25,
             translate_terms=fusion.translate_terms,
+            align_vocabulary=fusion.align_vocabulary,
+            align_min_cosine=fusion.align_min_cosine,
         )
         == DEFAULT_FUSION
     )
+    assert DEFAULT_FUSION.align_vocabulary  # chosen by measurement (docs/evidence.md)
     assert DEFAULT_FUSION.translate_bm25  # chosen by measurement (docs/evidence.md)
     assert EvidenceSettings().fusion == DEFAULT_FUSION
 
@@ -102,6 +124,8 @@ def test_workspace_defaults_are_the_modules_defaults() -> None:
         "  fusion: {method: convex}\n",
         "  fusion: {dense_weight: 0, bm25_weight: 0}\n",
         "  fusion: {cross_lingual_bm25: 2}\n",
+        "  fusion: {align_min_cosine: 0}\n",
+        "  fusion: {align_vocabulary: maybe}\n",
         "  fusion: {weights: [1, 0]}\n",
         "  bm25_stemming: all\n",
     ],
@@ -169,7 +193,12 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
     assert first is not None and first.fusion == DEFAULT_FUSION.to_json()
     assert publish(published.caps()).status == "unchanged"
     other = FusionSettings(
-        dense_weight=0.9, bm25_weight=0.1, cross_lingual_bm25=0.2, rrf_k=5, translate_bm25=False
+        dense_weight=0.9,
+        bm25_weight=0.1,
+        cross_lingual_bm25=0.2,
+        rrf_k=5,
+        translate_bm25=False,
+        align_vocabulary=False,
     )
     report = publish(published.caps(fusion=other))
     assert report.status == "activated"
@@ -182,7 +211,7 @@ def test_the_generation_records_its_fusion_and_a_new_fusion_is_a_new_generation(
         "bm25_weight": 0.1,
         "cross_lingual_bm25": 0.2,
     }
-    rrf = FusionSettings(method="rrf", rrf_k=60, translate_bm25=False)
+    rrf = FusionSettings(method="rrf", rrf_k=60, translate_bm25=False, align_vocabulary=False)
     baseline = publish(published.caps(fusion=rrf))
     assert baseline.generation.fusion == {"method": "rrf", "rrf_k": 60}
 

@@ -126,7 +126,13 @@ def test_no_concept_ever_adds_more_than_its_bound(words: list[str], bound: int) 
     ``bound`` a concept, none twice."""
     from kernel.lexicon import concept_terms
 
-    text = "dei " + " ".join(words)  # "dei": an Italian function word, so the target is English
+    from kernel.vectors.language import detect_language
+
+    # "dei", an Italian function word, more often than any English cue a term may hold ("d'"
+    # reads as English "d"), so that the text is Italian and the target English
+    cues = 2 + sum(len(w.split()) + w.count("'") for w in words)
+    text = " ".join(["dei"] * cues + words)
+    assert detect_language(text, ("it", "en")) == "it"
     added = expansion_terms(text, ("it", "en"), terms_per_concept=bound)
     concepts = concept_terms(text, "en")
     assert set(added) <= {t for _, terms in concepts for t in terms}
