@@ -135,6 +135,10 @@ def test_every_fault_leaves_the_output_identical_to_off(
     status: str,
 ) -> None:
     baseline = off_output(hook, prompt)
+    if status != "timeout":
+        # the 400 ms deadline only where the server stalls or drips: on a loaded CI machine an
+        # error answer may come back after 400 ms and read as a timeout
+        hook.configure(settings(server, limits={"timeoutMs": 2500}))
     if step is None:
         server.models = ["something-else"]
     else:

@@ -125,7 +125,6 @@ def test_no_concept_ever_adds_more_than_its_bound(words: list[str], bound: int) 
     """Whatever the (Italian) query, it gains only English terms of its concepts, at most
     ``bound`` a concept, none twice."""
     from kernel.lexicon import concept_terms
-
     from kernel.vectors.language import detect_language
 
     # "dei", an Italian function word, more often than any English cue a term may hold ("d'"
