@@ -1,0 +1,83 @@
+"""Vocabulary alignment through the real CLI: the generation's table in ``evidence status``, and
+a forged table as an attacker would write it: exit 6 for the queries it could change, never a
+silently different ranking, until ``evidence publish`` rebuilds it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ENGLISH = """---
+id: chemistry
+title: Chemistry clauses
+kind: glossary
+purposes: [schema_linking]
+---
+
+# Iodine
+
+Iodine refers to element = 'i'.
+
+# Sulfur
+
+Sulfur refers to element = 's'.
+"""
+
+ITALIAN = "Quanti atomi di iodio ci sono nelle molecole?"
+
+
+def _tht(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "THT_HOME": str(cwd / ".home")}
+    env.pop("THT_WORKSPACE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "tht", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def test_a_forged_vocabulary_table_makes_cross_lingual_search_exit_6(tmp_path: Path) -> None:
+    from kernel.workspace import init_workspace
+
+    workspace, _ = init_workspace(tmp_path / "ws")
+    text = workspace.settings_file.read_text(encoding="utf-8")
+    workspace.settings_file.write_text(
+        text.replace("evidence:\n", "evidence:\n  embedder: hashing\n"), encoding="utf-8"
+    )
+    (workspace.sources_dir / "chemistry.md").write_text(ENGLISH, encoding="utf-8")
+    root = workspace.root
+    assert _tht("evidence", "prepare", cwd=root).returncode == 0
+    published = _tht("evidence", "publish", "--json", cwd=root)
+    assert published.returncode == 0, published.stderr
+    first = json.loads(published.stdout)["generation"]
+
+    status = json.loads(_tht("evidence", "status", "--json", cwd=root).stdout)
+    table = status["active_generation"]["vocabulary"]
+    assert table["words"] == 4  # element, iodine, refers, sulfur: the clauses' content words
+    assert len(table["sha256"]) == 64
+    assert status["active_generation"]["languages"] == ["en"]
+    assert _tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
+
+    path = root / ".tht" / "evidence" / "vocabulary" / f"{first['id']}.npz"
+    assert path.is_file()
+    path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)  # the agent edits the table
+    done = _tht("search", "find", ITALIAN, "--json", cwd=root)
+    assert done.returncode == 6
+    body = json.loads(done.stdout)
+    assert (body["status"], body["results"]) == ("unavailable", [])
+    assert "vocabulary" in body["warning"] and "tht evidence publish" in body["warning"]
+    assert "Traceback" not in done.stderr
+    # an English query never reads the table
+    assert _tht("search", "find", "iodine atoms", "--json", cwd=root).returncode == 0
+
+    again = _tht("evidence", "publish", "--json", cwd=root)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["generation"]["id"] != first["id"]
+    assert not path.exists()  # only the active generation's table is kept
+    assert _tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
