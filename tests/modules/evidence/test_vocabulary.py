@@ -293,6 +293,32 @@ def test_a_missing_or_forged_table_is_a_stale_index_until_publish(
     assert _bm25_rank(english, "Quanti atomi di iodio ci sono?")["evidence:iodine"] == 1
 
 
+@pytest.mark.parametrize("forged", ["size", "nan"])
+def test_a_table_forged_with_its_record_is_stale_not_a_crash(english: Engines, forged: str) -> None:
+    """The agent rewrites the table and the record's SHA-256 together: a table that cannot be
+    compared with a query (another size, a NaN) is still a stale index, never a traceback."""
+    import hashlib
+    import json
+
+    from modules.evidence.generations import GENERATIONS_FILE
+
+    first = publish(english.caps()).generation
+    paths = EvidencePaths.of(english.workspace)
+    if forged == "size":
+        vectors = np.ones((1, 12), dtype=np.float32)
+    else:
+        vectors = np.full((1, 64), np.nan, dtype=np.float32)
+    data = encode_vocabulary(VocabularyTable(words=("iodine",), vectors=vectors))
+    vocabulary_path(paths.state_dir, first.id).write_bytes(data)
+    state_file = paths.state_dir / GENERATIONS_FILE
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["active"]["vocabulary"]["sha256"] = hashlib.sha256(data).hexdigest()
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    italian = evidence_query_text("Quanti atomi di iodio ci sono?")
+    outcome = search_evidence(english.caps(), italian, purpose="schema_linking")
+    assert (outcome.status, outcome.reason) == ("unavailable", "stale")
+
+
 def test_only_the_active_generations_table_is_kept(english: Engines) -> None:
     first = publish(english.caps()).generation
     second = publish(english.caps(fusion=FusionSettings(align_min_cosine=0.95))).generation
