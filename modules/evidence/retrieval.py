@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from kernel.log import get_logger
+
 if TYPE_CHECKING:
     from kernel.vectors import ScoredPoint, SparseVector, VectorFilter, VectorStore
     from kernel.vectors.embedder import Embedder
@@ -34,6 +36,7 @@ __all__ = [
 ]
 
 Mode = Literal["hybrid", "dense", "bm25"]
+_logger = get_logger(__name__)
 EXCERPT_CHARS = 400
 
 
@@ -96,6 +99,12 @@ def embed_query(
     sparse_text = text
     if fusion is not None:
         sparse_text = bm25_query_text(text, fusion, corpus=corpus, aligned=aligned)
+        # what the BM25 query gained (lexicon terms and corpus words, never the query's own words)
+        _logger.debug(
+            "BM25 query gained %r (of which aligned with the corpus vocabulary: %r)",
+            sparse_text[len(text) :].split(),
+            aligned,
+        )
     return QueryVectors(dense=vectors[0], sparse=bm25.embed_query(sparse_text), text=text)
 
 

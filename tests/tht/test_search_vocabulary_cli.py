@@ -63,6 +63,9 @@ def test_a_forged_vocabulary_table_makes_cross_lingual_search_exit_6(tmp_path: P
     assert len(table["sha256"]) == 64
     assert status["active_generation"]["languages"] == ["en"]
     assert _tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
+    debug = _tht("search", "find", ITALIAN, "--json", "--debug", cwd=root)
+    assert debug.returncode == 0 and json.loads(debug.stdout)["status"] == "available"
+    assert "debug modules.evidence.retrieval: BM25 query gained" in debug.stderr
 
     path = root / ".tht" / "evidence" / "vocabulary" / f"{first['id']}.npz"
     assert path.is_file()

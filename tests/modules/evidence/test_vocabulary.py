@@ -241,6 +241,22 @@ def test_an_italian_word_reaches_an_english_unit_through_bm25(english: Engines) 
     assert _bm25_rank(english, "Quanti atomi di iodio ci sono?", off).get("evidence:iodine") is None
 
 
+def test_debug_shows_what_the_bm25_query_gained_never_the_query(
+    english: Engines, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    import kernel.log
+
+    publish(english.caps())
+    monkeypatch.setattr(kernel.log, "_enabled", True)  # what --debug turns on
+    caplog.set_level(logging.DEBUG, logger="modules.evidence.retrieval")
+    _bm25_rank(english, "Quanti atomi di iodio ci sono?")
+    (message,) = [r.getMessage() for r in caplog.records if "BM25 query gained" in r.getMessage()]
+    assert "'iodine'" in message and "aligned with the corpus vocabulary: ['iodine']" in message
+    assert "iodio" not in message and "atomi" not in message
+
+
 def test_the_bm25_text_of_an_aligned_query(english: Engines) -> None:
     publish(english.caps())
     paths = EvidencePaths.of(english.workspace)
