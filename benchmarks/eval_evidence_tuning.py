@@ -47,10 +47,11 @@ class Candidates:
     bm25: list[list[Any]]  # untranslated
     translated: dict[tuple[int, float | None], list[list[Any]]]  # bm25_key -> BM25 rankings
     corpus: tuple[str, ...] | None  # the generation's languages (the translation's targets)
-    # vocabulary alignment (modules/evidence/vocabulary.py): each query's words to align, and
-    # each such word's closest corpus word with its cosine (all embedded in one call)
+    # vocabulary alignment (modules/evidence/vocabulary.py): the generation's table, each
+    # query's words to align and their vectors (every distinct word embedded once)
+    table: Any
     to_align: list[list[str]]
-    nearest: dict[str, tuple[str, float] | None]
+    word_vectors: dict[str, Any]
 
     @classmethod
     def collect(cls, caps: Any, generation: str, cases: Sequence[Any]) -> Candidates:
@@ -86,11 +87,8 @@ class Candidates:
             table = recorded_vocabulary(caps.paths.state_dir, active)
         to_align = [[] if table is None else words_to_align(t, corpus, table) for t in texts]
         distinct = sorted({w for words in to_align for w in words})
-        word_vectors = embedder.embed_queries(distinct) if distinct else []
-        nearest = {
-            w: None if table is None else table.nearest(v)
-            for w, v in zip(distinct, word_vectors, strict=True)
-        }
+        rows = embedder.embed_queries(distinct) if distinct else []
+        word_vectors = dict(zip(distinct, rows, strict=True))
         untranslated = {(0, None): bm25}
         return cls(
             caps,
@@ -102,20 +100,20 @@ class Candidates:
             bm25,
             untranslated,
             corpus,
+            table,
             to_align,
-            nearest,
+            word_vectors,
         )
 
     def aligned(self, i: int, fusion: Any) -> list[str]:
         """Query ``i``'s aligned corpus words under ``fusion``'s bound (as ``embed_query``)."""
-        if not fusion.align_vocabulary:
+        from modules.evidence.vocabulary import aligned_terms
+
+        words = self.to_align[i]
+        if not fusion.align_vocabulary or not words:
             return []
-        out: dict[str, None] = {}
-        for word in self.to_align[i]:
-            found = self.nearest[word]
-            if found is not None and found[1] >= fusion.align_min_cosine:
-                out.setdefault(found[0], None)
-        return list(out)
+        vectors = [self.word_vectors[w] for w in words]
+        return aligned_terms(words, vectors, self.table, fusion.align_min_cosine)
 
     def query_vectors(self, i: int, fusion: Any) -> Any:
         """Query ``i``'s vectors as the search path builds them for ``fusion``

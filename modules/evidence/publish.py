@@ -23,6 +23,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel.errors import PolicyError
 from kernel.process_lock import process_lock
@@ -56,14 +57,9 @@ from modules.evidence.retrieval import (
 )
 from modules.evidence.staging import apply_atomically
 from modules.evidence.translation import corpus_languages
-from modules.evidence.vocabulary import (
-    VocabularyTable,
-    build_vocabulary,
-    prune_vocabularies,
-    recorded_vocabulary,
-    vocabulary_path,
-    write_vocabulary,
-)
+
+if TYPE_CHECKING:  # the vocabulary module needs numpy: imported only when a table is built or read
+    from modules.evidence.vocabulary import VocabularyTable
 
 __all__ = ["PUBLISH_LOCK", "PublishReport", "publish", "publish_lock"]
 
@@ -182,7 +178,10 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         report = evaluate_generation(caps, generation, eval_set.cases, languages, table)
         if not report.passed:
             store.delete(VectorFilter(kind="evidence", match={"generation": generation}))
-            vocabulary_path(paths.state_dir, generation).unlink(missing_ok=True)
+            if vocabulary is not None:
+                from modules.evidence.vocabulary import vocabulary_path
+
+                vocabulary_path(paths.state_dir, generation).unlink(missing_ok=True)
             save_generation_state(
                 paths.state_dir, GenerationState(last_number=number, active=previous.active)
             )
@@ -211,7 +210,9 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
     )
     save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
     store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
-    prune_vocabularies(paths.state_dir, keep=generation)
+    from modules.evidence.vocabulary import prune_vocabularies
+
+    prune_vocabularies(paths.state_dir, keep=generation)  # a crashed publish's table too
     return PublishReport("activated", record, blocked, tuple(warnings), report)
 
 
@@ -222,6 +223,8 @@ def _write_vocabulary(
     vocabulary alignment is off): the table and what the record holds of it."""
     if not caps.settings.fusion.align_vocabulary:
         return None
+    from modules.evidence.vocabulary import build_vocabulary, write_vocabulary
+
     table = build_vocabulary(
         texts,
         caps.embedder(),
@@ -243,9 +246,11 @@ def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
         return False
     if found != active.fragments + 1:  # the fragments and the completion marker
         return False
-    return active.vocabulary is None or (
-        recorded_vocabulary(caps.paths.state_dir, active) is not None
-    )
+    if active.vocabulary is None:
+        return True
+    from modules.evidence.vocabulary import recorded_vocabulary
+
+    return recorded_vocabulary(caps.paths.state_dir, active) is not None
 
 
 def _summary(report: EvaluationReport | None) -> dict[str, object] | None:

@@ -87,14 +87,18 @@ def embed_query(
     is given), the dense one and ``text`` as written. One embedder call: the text and the
     words to align are embedded together."""
     from modules.evidence.translation import bm25_query_text
-    from modules.evidence.vocabulary import aligned_terms, words_to_align
 
     words: list[str] = []
     if fusion is not None and fusion.align_vocabulary and vocabulary is not None:
+        from modules.evidence.vocabulary import words_to_align
+
         words = words_to_align(text, corpus, vocabulary)
     vectors = embedder.embed_queries([text, *words])
     aligned: list[str] = []
-    if fusion is not None and vocabulary is not None and words:
+    if words:  # so fusion and vocabulary are given
+        from modules.evidence.vocabulary import aligned_terms
+
+        assert fusion is not None and vocabulary is not None
         aligned = aligned_terms(words, vectors[1:], vocabulary, fusion.align_min_cosine)
     sparse_text = text
     if fusion is not None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +71,7 @@ _MAX_BYTES: Final = 1 << 29
 
 @dataclass(frozen=True)
 class VocabularyTable:
-    """The corpus words (sorted) and their unit-length vectors, one row per word."""
+    """The corpus words (sorted) and their embedder rows (unit length), one per word."""
 
     words: tuple[str, ...]
     vectors: np.ndarray  # float32, shape (len(words), dimension)
@@ -82,13 +81,12 @@ class VocabularyTable:
             raise ValueError("a vocabulary table needs one vector row per word")
 
     def nearest(self, vector: np.ndarray) -> tuple[str, float] | None:
-        """The corpus word closest to ``vector`` by cosine, and the cosine; the first in word
-        order on a tie; None for an empty table or a zero vector."""
-        query = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        if not self.words or not math.isfinite(norm) or norm == 0:
+        """The corpus word closest to ``vector`` (an embedder row: unit length, as the
+        ``Embedder`` port promises) and their cosine; the first in word order on a tie; None for
+        an empty table."""
+        if not self.words:
             return None
-        scores = self.vectors @ (query / norm)
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
         best = int(np.argmax(scores))  # argmax keeps the first of equal scores
         return self.words[best], float(scores[best])
 
@@ -179,12 +177,6 @@ def aligned_terms(
     return list(out)
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    out: np.ndarray = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-    return out
-
-
 def build_vocabulary(
     texts: Iterable[str],
     embedder: Embedder,
@@ -201,9 +193,8 @@ def build_vocabulary(
         rows.append(np.asarray(embedder.embed_queries(batch), dtype=np.float32))
         if progress is not None:
             progress(i + len(batch), len(words))
-    dimension = embedder.dimension
-    matrix = np.concatenate(rows) if rows else np.zeros((0, dimension), dtype=np.float32)
-    return VocabularyTable(words=words, vectors=_unit(matrix.astype(np.float32)))
+    matrix = np.concatenate(rows) if rows else np.zeros((0, embedder.dimension), dtype=np.float32)
+    return VocabularyTable(words=words, vectors=matrix)  # the port's rows are unit length
 
 
 def vocabulary_path(state_dir: Path, generation: str) -> Path:

@@ -11,20 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_tht
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "sources"
-
-
-def _tht(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "THT_HOME": str(cwd / ".home")}
-    env.pop("THT_WORKSPACE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
 
 
 @pytest.fixture
@@ -38,18 +27,18 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_prepare_status_resolve_round_trip(ws: Path) -> None:
-    done = _tht("evidence", "prepare", "--json", cwd=ws)
+    done = run_tht("evidence", "prepare", "--json", cwd=ws)
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert len(body["created"]) == 19
     assert "evidence/manifest.json" in body["written"]
 
-    status = json.loads(_tht("evidence", "status", "--json", cwd=ws).stdout)
+    status = json.loads(run_tht("evidence", "status", "--json", cwd=ws).stdout)
     assert status["units"] == 19
     assert status["publishable"] == 19
     assert status["manifest"]["up_to_date"] is True
 
-    resolved = _tht(
+    resolved = run_tht(
         "evidence", "resolve", "evidence:drg#1", "--json", "--workspace", str(ws), cwd=ws.parent
     )
     assert resolved.returncode == 0, resolved.stderr
@@ -57,22 +46,22 @@ def test_prepare_status_resolve_round_trip(ws: Path) -> None:
 
 
 def test_unknown_id_exits_3_and_a_bad_id_exits_2(ws: Path) -> None:
-    _tht("evidence", "prepare", cwd=ws)
-    missing = _tht("evidence", "resolve", "evidence:nope", "--json", cwd=ws)
+    run_tht("evidence", "prepare", cwd=ws)
+    missing = run_tht("evidence", "resolve", "evidence:nope", "--json", cwd=ws)
     assert missing.returncode == 3
     assert json.loads(missing.stdout)["error"]["code"] == "not_found"
-    bad = _tht("evidence", "resolve", "nope", cwd=ws)
+    bad = run_tht("evidence", "resolve", "nope", cwd=ws)
     assert bad.returncode == 2
     assert "not an evidence id" in bad.stderr
 
 
 def test_retire_and_relink_exclude_each_other(ws: Path) -> None:
-    done = _tht("evidence", "resolve", "evidence:drg", "--retire", "--relink", "a.md", cwd=ws)
+    done = run_tht("evidence", "resolve", "evidence:drg", "--retire", "--relink", "a.md", cwd=ws)
     assert done.returncode == 2
 
 
 def test_a_folder_that_is_not_a_workspace_exits_3(tmp_path: Path) -> None:
-    done = _tht("evidence", "status", cwd=tmp_path)
+    done = run_tht("evidence", "status", cwd=tmp_path)
     assert done.returncode == 3
     assert "not a tht workspace" in done.stderr
 

@@ -5,41 +5,14 @@ silently different ranking, until ``evidence publish`` rebuilds it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
-ENGLISH = """---
-id: chemistry
-title: Chemistry clauses
-kind: glossary
-purposes: [schema_linking]
----
+from tests.support.cli import run_tht
 
-# Iodine
-
-Iodine refers to element = 'i'.
-
-# Sulfur
-
-Sulfur refers to element = 's'.
-"""
+ENGLISH = Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "english"
 
 ITALIAN = "Quanti atomi di iodio ci sono nelle molecole?"
-
-
-def _tht(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "THT_HOME": str(cwd / ".home")}
-    env.pop("THT_WORKSPACE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
 
 
 def test_a_forged_vocabulary_table_makes_cross_lingual_search_exit_6(tmp_path: Path) -> None:
@@ -50,37 +23,38 @@ def test_a_forged_vocabulary_table_makes_cross_lingual_search_exit_6(tmp_path: P
     workspace.settings_file.write_text(
         text.replace("evidence:\n", "evidence:\n  embedder: hashing\n"), encoding="utf-8"
     )
-    (workspace.sources_dir / "chemistry.md").write_text(ENGLISH, encoding="utf-8")
+    shutil.copy(ENGLISH / "chemistry.md", workspace.sources_dir / "chemistry.md")
     root = workspace.root
-    assert _tht("evidence", "prepare", cwd=root).returncode == 0
-    published = _tht("evidence", "publish", "--json", cwd=root)
+    assert run_tht("evidence", "prepare", cwd=root).returncode == 0
+    published = run_tht("evidence", "publish", "--json", cwd=root)
     assert published.returncode == 0, published.stderr
     first = json.loads(published.stdout)["generation"]
 
-    status = json.loads(_tht("evidence", "status", "--json", cwd=root).stdout)
+    status = json.loads(run_tht("evidence", "status", "--json", cwd=root).stdout)
     table = status["active_generation"]["vocabulary"]
-    assert table["words"] == 4  # element, iodine, refers, sulfur: the clauses' content words
+    # the clauses' content words: bond, element, iodine, refers, single, sulfur, type
+    assert table["words"] == 7
     assert len(table["sha256"]) == 64
     assert status["active_generation"]["languages"] == ["en"]
-    assert _tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
-    debug = _tht("search", "find", ITALIAN, "--json", "--debug", cwd=root)
+    assert run_tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
+    debug = run_tht("search", "find", ITALIAN, "--json", "--debug", cwd=root)
     assert debug.returncode == 0 and json.loads(debug.stdout)["status"] == "available"
     assert "debug modules.evidence.retrieval: BM25 query gained" in debug.stderr
 
     path = root / ".tht" / "evidence" / "vocabulary" / f"{first['id']}.npz"
     assert path.is_file()
     path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)  # the agent edits the table
-    done = _tht("search", "find", ITALIAN, "--json", cwd=root)
+    done = run_tht("search", "find", ITALIAN, "--json", cwd=root)
     assert done.returncode == 6
     body = json.loads(done.stdout)
     assert (body["status"], body["results"]) == ("unavailable", [])
     assert "vocabulary" in body["warning"] and "tht evidence publish" in body["warning"]
     assert "Traceback" not in done.stderr
     # an English query never reads the table
-    assert _tht("search", "find", "iodine atoms", "--json", cwd=root).returncode == 0
+    assert run_tht("search", "find", "iodine atoms", "--json", cwd=root).returncode == 0
 
-    again = _tht("evidence", "publish", "--json", cwd=root)
+    again = run_tht("evidence", "publish", "--json", cwd=root)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["generation"]["id"] != first["id"]
     assert not path.exists()  # only the active generation's table is kept
-    assert _tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0
+    assert run_tht("search", "find", ITALIAN, "--json", cwd=root).returncode == 0

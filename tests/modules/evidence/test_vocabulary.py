@@ -34,6 +34,7 @@ from modules.evidence.vocabulary import (
     vocabulary_path,
     words_to_align,
 )
+from tests.modules.evidence.conftest import FIXTURES
 from tests.modules.evidence.conftest_index import Engines
 
 # -- pure parts ------------------------------------------------------------------------------
@@ -125,15 +126,13 @@ def test_an_aligned_word_is_a_corpus_word_at_least_the_bound_close(
     table = _table([f"w{i}" for i in range(len(rows))], rows)
     words = [f"q{i}" for i in range(len(query))]
     vectors = np.asarray(query, dtype=np.float32).reshape(len(query), 4)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)  # unit rows
     out = aligned_terms(words, vectors, table, bound)
     assert len(out) == len(set(out)) <= len(words)
     for term in out:
         assert term in table.words
-        best = max(
-            float(table.vectors[table.words.index(term)] @ (v / np.linalg.norm(v)))
-            for v in vectors
-            if np.linalg.norm(v) > 0
-        )
+        best = max(float(table.vectors[table.words.index(term)] @ v) for v in vectors)
         assert best >= bound - 1e-6
 
 
@@ -152,25 +151,8 @@ def test_the_table_bytes_are_stable_and_read_back_only_when_unaltered(tmp_path: 
 
 # -- through publish and search --------------------------------------------------------------
 
-ENGLISH = """---
-id: chemistry
-title: Chemistry clauses
-kind: glossary
-purposes: [schema_linking]
----
-
-# Iodine
-
-Iodine refers to element = 'i'.
-
-# Sulfur
-
-Sulfur refers to element = 's'.
-
-# Single bond
-
-Single bond refers to bond_type = '-'.
-"""
+#: an English-only source (the CLI test publishes it too)
+ENGLISH = (FIXTURES / "english" / "chemistry.md").read_text(encoding="utf-8")
 
 
 class BilingualEmbedder:
