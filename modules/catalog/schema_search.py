@@ -19,19 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
-
 from kernel.schema_view import SchemaView
-from kernel.vectors import DEFAULT_RRF_K
+from kernel.vectors import DEFAULT_RRF_K, projection
 from modules.catalog.schema_capabilities import SchemaIndexCapabilities, SchemaIndexUnavailable
 from modules.catalog.schema_index import (
     COLUMN_KIND,
-    COMPLETE_MARKER,
+    SCHEMA_INDEX,
     TABLE_KIND,
     SchemaIndexHeader,
     build_fingerprint,
-    load_header,
-    marker_filter,
     schema_entries,
 )
 
@@ -48,7 +44,7 @@ __all__ = [
     "search_index",
 ]
 
-REINDEX_COMMAND: Final = "tht catalog reindex"
+REINDEX_COMMAND: Final = SCHEMA_INDEX.remedy
 
 
 @dataclass(frozen=True)
@@ -74,42 +70,19 @@ def _unavailable(reason: str, message: str) -> SchemaIndexUnavailable:
 
 def check_index(caps: SchemaIndexCapabilities, view: SchemaView) -> SchemaIndexHeader:
     """The header of an index that can serve ``view``, else :class:`SchemaIndexUnavailable`."""
-    from kernel.vectors import CollectionMissingError
-
-    try:
-        header = load_header(caps.state_dir)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
-        raise _unavailable(
-            "corrupt", f"the schema index records are unreadable ({err}): run `{REINDEX_COMMAND}`"
-        ) from err
-    if header is None:
-        raise _unavailable("missing", f"the schema index was never built: run `{REINDEX_COMMAND}`")
-    embedder, bm25 = caps.embedder(), caps.bm25()
-    if (header.embedder, header.dense_size) != (embedder.identity, embedder.dimension):
-        raise _unavailable(
-            "incompatible",
-            f"the schema index was built with embedder {header.embedder}; the workspace now "
-            f"uses {embedder.identity}: run `{REINDEX_COMMAND}`",
-        )
-    if header.bm25 != bm25.identity:
-        raise _unavailable(
-            "incompatible",
-            f"the schema index was built with {header.bm25}; the workspace now uses "
-            f"{bm25.identity}: run `{REINDEX_COMMAND}`",
-        )
-    store = caps.vector_store()
-    try:
-        complete = store.count(marker_filter(header.index, header.build)) == 1
-    except CollectionMissingError as err:
-        raise _unavailable(
-            "missing", f"the schema index is missing ({err.message}): run `{REINDEX_COMMAND}`"
-        ) from err
-    if not complete:
-        raise _unavailable(
-            "stale",
-            "the vector store does not hold the schema index its records describe (partial, "
-            f"removed or foreign): run `{REINDEX_COMMAND}`",
-        )
+    checked = projection.check_header(
+        SCHEMA_INDEX,
+        caps.state_dir,
+        SchemaIndexHeader,
+        embedder=caps.embedder(),
+        bm25_identity=caps.bm25().identity,
+    )
+    if isinstance(checked, projection.ProjectionProblem):
+        raise _unavailable(checked.reason, checked.message)
+    header = checked
+    problem = projection.check_marker(SCHEMA_INDEX, caps.vector_store(), header)
+    if problem is not None:
+        raise _unavailable(problem.reason, problem.message)
     if header.view_version != view.version:
         entries = schema_entries(view, embedder=header.embedder, bm25=header.bm25)
         if build_fingerprint(e.hash for e in entries) != header.build:
@@ -122,10 +95,7 @@ def check_index(caps: SchemaIndexCapabilities, view: SchemaView) -> SchemaIndexH
 
 
 def index_filter(kind: str, index: str) -> VectorFilter:
-    from kernel.vectors import VectorFilter
-
-    exclude = {"marker": COMPLETE_MARKER} if kind == TABLE_KIND else {}
-    return VectorFilter(kind=kind, match={"schema_index": index}, exclude=exclude)
+    return projection.index_filter(SCHEMA_INDEX, kind, index)
 
 
 def _ranked(points: Sequence[ScoredPoint], limit: int) -> dict[tuple[str, str], int]:

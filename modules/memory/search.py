@@ -26,16 +26,13 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
-from kernel.vectors import DEFAULT_RRF_K
+from kernel.vectors import DEFAULT_RRF_K, projection
 from modules.memory.index import (
-    COMPLETE_MARKER,
     INDEX_KINDS,
-    INDEX_LAYOUT,
+    MEMORY_INDEX,
     MEMORY_KIND,
     SOLVED_KIND,
     MemoryIndexHeader,
-    load_header,
-    marker_filter,
 )
 from modules.memory.index_capabilities import MemoryIndexCapabilities, MemoryIndexUnavailable
 
@@ -58,7 +55,7 @@ __all__ = [
     "search",
 ]
 
-REINDEX_COMMAND: Final = "tht memory reindex"
+REINDEX_COMMAND: Final = MEMORY_INDEX.remedy
 
 DEFAULT_FLOOR: Final[Mapping[str, float]] = MappingProxyType(
     {MEMORY_KIND: 0.855, SOLVED_KIND: 0.879}
@@ -105,35 +102,16 @@ def check_index(caps: MemoryIndexCapabilities, *, last_seq: int, head: str) -> M
     """The header of an index built from the registry at ``(last_seq, head)``, complete in the
     store, else :class:`MemoryIndexUnavailable` (``missing`` | ``stale`` | ``incompatible`` |
     ``corrupt``)."""
-    from kernel.vectors import CollectionMissingError
-
-    try:
-        header = load_header(caps.state_dir)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
-        raise _unavailable(
-            "corrupt", f"the memory index records are unreadable ({err}): run `{REINDEX_COMMAND}`"
-        ) from err
-    if header is None:
-        raise _unavailable("missing", f"the memory index was never built: run `{REINDEX_COMMAND}`")
-    if header.layout != INDEX_LAYOUT:
-        raise _unavailable(
-            "incompatible",
-            f"the memory index has layout {header.layout}, this tht reads {INDEX_LAYOUT}: "
-            f"run `{REINDEX_COMMAND}`",
-        )
-    embedder, bm25 = caps.embedder(), caps.bm25()
-    if (header.embedder, header.dense_size) != (embedder.identity, embedder.dimension):
-        raise _unavailable(
-            "incompatible",
-            f"the memory index was built with embedder {header.embedder}; the workspace now "
-            f"uses {embedder.identity}: run `{REINDEX_COMMAND}`",
-        )
-    if header.bm25 != bm25.identity:
-        raise _unavailable(
-            "incompatible",
-            f"the memory index was built with {header.bm25}; the workspace now uses "
-            f"{bm25.identity}: run `{REINDEX_COMMAND}`",
-        )
+    checked = projection.check_header(
+        MEMORY_INDEX,
+        caps.state_dir,
+        MemoryIndexHeader,
+        embedder=caps.embedder(),
+        bm25_identity=caps.bm25().identity,
+    )
+    if isinstance(checked, projection.ProjectionProblem):
+        raise _unavailable(checked.reason, checked.message)
+    header = checked
     if (header.registry_seq, header.registry_head) != (last_seq, head):
         now = (
             f"the registry is now at seq {last_seq}"
@@ -145,28 +123,17 @@ def check_index(caps: MemoryIndexCapabilities, *, last_seq: int, head: str) -> M
             f"the memory index was built from the registry at seq {header.registry_seq}, "
             f"{now}: run `{REINDEX_COMMAND}`",
         )
-    store = caps.vector_store()
-    try:
-        complete = store.count(marker_filter(header.index, header.build, head=head)) == 1
-    except CollectionMissingError as err:
-        raise _unavailable(
-            "missing", f"the memory index is missing ({err.message}): run `{REINDEX_COMMAND}`"
-        ) from err
-    if not complete:
-        raise _unavailable(
-            "stale",
-            "the vector store does not hold the memory index its records describe (partial, "
-            f"removed or foreign): run `{REINDEX_COMMAND}`",
-        )
+    problem = projection.check_marker(
+        MEMORY_INDEX, caps.vector_store(), header, bound={"registry_head": head}
+    )
+    if problem is not None:
+        raise _unavailable(problem.reason, problem.message)
     return header
 
 
 def index_filter(kind: str, index: str) -> VectorFilter:
     """The points of ``kind`` of one index (never its completion marker)."""
-    from kernel.vectors import VectorFilter
-
-    exclude = {"marker": COMPLETE_MARKER} if kind == MEMORY_KIND else {}
-    return VectorFilter(kind=kind, match={"memory_index": index}, exclude=exclude)
+    return projection.index_filter(MEMORY_INDEX, kind, index)
 
 
 def search(

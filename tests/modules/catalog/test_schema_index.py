@@ -6,6 +6,7 @@ asked to embed (the point of incrementality: unchanged tables and columns are ne
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,19 @@ def test_unreadable_records_are_corrupt_and_rebuilt(index: Index) -> None:
         check_index(index.caps, shop())
     assert err.value.reason == "corrupt"
     assert reindex(index.caps, shop()).rebuilt
+
+
+def test_a_header_of_another_layout_is_incompatible_and_rebuilt(index: Index) -> None:
+    reindex(index.caps, shop())
+    path = index.caps.state_dir / HEADER_FILE
+    header = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**header, "layout": "schema-index/v0"}), encoding="utf-8")
+    with pytest.raises(SchemaIndexUnavailable) as err:
+        check_index(index.caps, shop())
+    assert err.value.reason == "incompatible"
+    assert "layout schema-index/v0" in str(err.value)
+    assert reindex(index.caps, shop()).rebuilt
+    check_index(index.caps, shop())
 
 
 def test_another_embedder_makes_the_index_incompatible(index: Index, tmp_path: Path) -> None:
