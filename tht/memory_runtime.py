@@ -57,6 +57,8 @@ PROMOTION_STAGE: Final = "memory_promotion"
 #: the outbox task that records a finalized session's solved question
 SOLVED_TASK: Final = "memory:solved_question"
 _ACTOR: Final = "module:memory"
+#: candidates ``tht memory search --explain`` shows at least, recalled or not
+_EXPLAINED: Final = 10
 #: hits asked of the index per searched text (before the floor)
 _PER_TEXT: Final = 10
 
@@ -131,10 +133,15 @@ def reindex_memory(
     return report.to_json()
 
 
-def search_memory(app: App, text: str, *, limit: int, mode: str = "hybrid") -> dict[str, Any]:
+def search_memory(
+    app: App, text: str, *, limit: int, mode: str = "hybrid", explain: bool = False
+) -> dict[str, Any]:
     """``tht memory search --json`` (ARCHITECTURE §6): ``{"status": "available", "results":
     […]}`` — results above the relevance floor, each with its provenance; exit 6 (``status``
-    unavailable in the error's details) when the index is missing or stale: fail-closed."""
+    unavailable in the error's details) when the index is missing or stale: fail-closed.
+
+    ``explain``: the body adds ``"explain"`` (:func:`_explain`): the index's first
+    ``max(limit, 10)`` candidates, recalled or not, each with its signals and why."""
     from kernel.errors import UsageError
 
     if not text.strip():
@@ -144,13 +151,84 @@ def search_memory(app: App, text: str, *, limit: int, mode: str = "hybrid") -> d
     loaded = open_registry(app).load()
     state = loaded.state
     if not state.live() and not state.solved:
-        return {"status": "available", "results": []}
-    hits = _search(app, state, loaded.head, [text], limit=max(limit, _PER_TEXT), mode=mode)[0]
+        body: dict[str, Any] = {"status": "available", "results": []}
+        if explain:
+            body["explain"] = _explain(state, [], set(), lambda _: True, limit=_EXPLAINED)
+        return body
+    raw: list[Any] = []
+    hits = _search(
+        app, state, loaded.head, [text], limit=max(limit, _PER_TEXT), mode=mode, raw=raw
+    )[0]
     backed = backing(app, state)  # an entry written into the registry file by hand: never shown
     results = []
     for hit in [h for h in hits if backed(h.id)][:limit]:
         results.append(_result_json(state, hit.id, hit.kind, hit.score))
-    return {"status": "available", "results": results}
+    body = {"status": "available", "results": results}
+    if explain:
+        shown = {r["id"] for r in results}
+        body["explain"] = _explain(state, raw, shown, backed, limit=max(limit, _EXPLAINED))
+    return body
+
+
+def _explain(
+    state: MemoryState,
+    raw: Sequence[Any],
+    shown: set[str],
+    backed: Callable[[str], bool],
+    *,
+    limit: int,
+) -> dict[str, Any]:
+    """Why each of the index's first ``limit`` candidates was or was not recalled: its signals
+    (the question names its subject; the mention, cosine and BM25 scores), its relevance
+    against its kind's floor, and ``why`` (``modules.memory.search.explain_relevance``, plus
+    ``beyond-limit``: relevant, but ``--limit`` results came first). An entry that no
+    reviewer's promotion backs (written into the registry file by hand) is never shown, not
+    even here: it is only counted (``hidden``)."""
+    from modules.memory.search import DEFAULT_FLOOR, MENTION_OFFSET, explain_relevance
+
+    candidates: list[dict[str, Any]] = []
+    hidden = 0
+    for hit in raw:
+        if not backed(hit.id):
+            hidden += 1
+            continue
+        if len(candidates) == limit:
+            continue
+        signal, floor, why = explain_relevance(hit)
+        recalled = hit.id in shown
+        if why in ("named", "cosine", "mention") and not recalled:
+            why = "beyond-limit"
+        if hit.kind == "memory":
+            subject = state.memories[hit.id].subject if hit.id in state.memories else ""
+        else:
+            subject = state.solved[hit.id].question if hit.id in state.solved else ""
+        candidates.append(
+            {
+                "id": hit.id,
+                "kind": hit.kind,
+                "subject": subject,
+                "recalled": recalled,
+                "why": why,
+                "relevance": _rounded(signal),
+                "floor": floor,
+                "signals": {
+                    "named": hit.named,
+                    "mention": _rounded(hit.mention),
+                    "cosine": _rounded(hit.dense),
+                    "bm25": _rounded(hit.lexical),
+                },
+            }
+        )
+    return {
+        "floor": dict(DEFAULT_FLOOR),
+        "mention_offset": MENTION_OFFSET,
+        "candidates": candidates,
+        "hidden": hidden,
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
 
 
 def _result_json(state: MemoryState, item: str, kind: str, score: float) -> dict[str, Any]:
@@ -186,14 +264,18 @@ def _search(
     *,
     limit: int,
     mode: str = "hybrid",
+    raw: list[Any] | None = None,
 ) -> tuple[list[Any], int]:
     """The relevant hits for ``texts`` (best score per item, best first), only of items the
-    registry holds live, and how many distinct items the index returned before the floor."""
+    registry holds live, and how many distinct items the index returned before the floor.
+    ``raw``: when given, receives the first text's hits as the index ranked them, before the
+    floor (``tht memory search --explain``)."""
     from modules.memory.mention import LiveSubjects
     from modules.memory.search import check_index, relevant, search
     from modules.memory.terms import live_terms
     from tht.evidence_runtime import open_evidence
 
+    raw_out = raw
     runtime = open_evidence(app.workspace.root)
     try:
         caps = _index_caps(app, runtime)
@@ -203,7 +285,7 @@ def _search(
         best: dict[str, Any] = {}
         seen: set[str] = set()
         for text in texts:
-            raw = search(
+            found = search(
                 caps,
                 header,
                 text,
@@ -212,8 +294,10 @@ def _search(
                 subjects=subjects,
                 terms=terms,
             )
-            seen.update(h.id for h in raw)
-            for hit in relevant(raw):
+            if raw_out is not None and not raw_out:
+                raw_out.extend(found)
+            seen.update(h.id for h in found)
+            for hit in relevant(found):
                 if hit.id in best and best[hit.id].score >= hit.score:
                     continue
                 best[hit.id] = hit

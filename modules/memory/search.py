@@ -45,10 +45,13 @@ __all__ = [
     "DEFAULT_FLOOR",
     "MENTION_OFFSET",
     "NAMED_RELEVANCE",
+    "NOT_RECALLED_BECAUSE",
+    "RECALLED_BECAUSE",
     "REINDEX_COMMAND",
     "ScoredMemoryHit",
     "SearchMode",
     "check_index",
+    "explain_relevance",
     "index_filter",
     "relevance",
     "relevant",
@@ -289,6 +292,35 @@ def relevance(hit: ScoredMemoryHit) -> float | None:
         return hit.dense
     named = hit.mention - MENTION_OFFSET
     return named if hit.dense is None else max(hit.dense, named)
+
+
+#: why a hit clears the floor (:func:`explain_relevance`), strongest first
+RECALLED_BECAUSE: Final = ("named", "cosine", "mention")
+#: why it does not: its signal is under its kind's floor; it came from BM25 alone (no signal
+#: the floor reads); its kind has no floor
+NOT_RECALLED_BECAUSE: Final = ("below-floor", "bm25-only", "no-floor")
+
+
+def explain_relevance(
+    hit: ScoredMemoryHit, floor: float | Mapping[str, float] = DEFAULT_FLOOR
+) -> tuple[float | None, float | None, str]:
+    """``(relevance, floor, why)`` of one hit, by the rule :func:`relevant` applies (pure):
+    ``why`` is one of :data:`RECALLED_BECAUSE` exactly when the hit clears its kind's floor —
+    ``named`` (the question names the subject, or its acronym), ``cosine`` (the dense cosine
+    reaches the floor), ``mention`` (an n-gram of the question is the subject, read
+    :data:`MENTION_OFFSET` below its scale) — else one of :data:`NOT_RECALLED_BECAUSE`."""
+    signal, bar = relevance(hit), _floor_of(floor, hit.kind)
+    if bar is None:
+        return signal, None, "no-floor"
+    if signal is None:
+        return None, bar, "bm25-only"
+    if signal < bar:
+        return signal, bar, "below-floor"
+    if hit.named:
+        return signal, bar, "named"
+    if hit.dense is not None and hit.dense >= bar:
+        return signal, bar, "cosine"
+    return signal, bar, "mention"
 
 
 def _floor_of(floor: float | Mapping[str, float], kind: str) -> float | None:

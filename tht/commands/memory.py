@@ -87,12 +87,20 @@ def search_cmd(
     mode: Annotated[
         str, typer.Option("--mode", help="hybrid (default) | dense | bm25: for diagnostics.")
     ] = "hybrid",
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Also show the best candidates under the floor, each with its signals and why.",
+        ),
+    ] = False,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Search memories and solved questions above the relevance floor (exit 6 when the index
-    is missing or stale: `tht memory reindex`)."""
+    is missing or stale: `tht memory reindex`). `--explain`: why each candidate was or was not
+    recalled."""
     from kernel.errors import ThtError, UsageError
     from tht.memory_runtime import search_memory
 
@@ -101,7 +109,7 @@ def search_cmd(
         raise UsageError(f"--mode {mode!r}: expected hybrid, dense or bm25")
     app_ = open_for(inv)
     try:
-        body = search_memory(app_, query, limit=limit, mode=mode)
+        body = search_memory(app_, query, limit=limit, mode=mode, explain=explain)
     except ThtError as err:
         if err.exit_code != 6:
             raise
@@ -122,7 +130,45 @@ def search_cmd(
             )
         else:
             lines.append(f"  {r['score']:.4f}  {r['id']}  solved: {r['subject']}  ({where})")
+    if "explain" in body:
+        lines.append(_explain_text(body["explain"]))
     inv.emit(body, "\n".join(lines))
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _explain_text(explain: dict[str, Any]) -> str:
+    """``--explain`` as a table: each candidate's signals, relevance, floor and verdict."""
+    from tht.render import render_table
+
+    floors = ", ".join(f"{kind} {value}" for kind, value in sorted(explain["floor"].items()))
+    rows = [
+        [
+            c["id"],
+            c["kind"],
+            c["subject"],
+            "yes" if c["signals"]["named"] else "no",
+            _number(c["signals"]["mention"]),
+            _number(c["signals"]["cosine"]),
+            _number(c["signals"]["bm25"]),
+            _number(c["relevance"]),
+            "yes" if c["recalled"] else "no",
+            c["why"],
+        ]
+        for c in explain["candidates"]
+    ]
+    head = ["id", "kind", "subject", "named", "mention", "cosine", "bm25", "relevance", "recalled"]
+    head.append("why")
+    offset = explain["mention_offset"]
+    text = f"\nwhy (relevance floor: {floors}; a mention is read {offset} below its scale)\n"
+    text += render_table(head, rows) if rows else "  no candidate in the index"
+    hidden = explain["hidden"]
+    if hidden:
+        entries = "entry" if hidden == 1 else "entries"
+        text += f"\n{hidden} registry {entries} that no reviewer's promotion backs: not shown"
+    return text
 
 
 @app.command("list")

@@ -6,8 +6,8 @@ included — byte for byte: ``THT_CLOCK`` and ``THT_SEED`` make them repeat. One
 masked, and only where it varies: ``prev`` of a session that ran F7, whose hash chain covers
 ``result_verified``'s measured ``elapsed_ms``. ``registry.jsonl``: the Memory registry after
 the promotion and the finalization. ``cli_<command>.txt``: ``exit N`` and the ``--json``
-output of ``tht memory list | show | promote --preview | search``; the search's scores are
-rounded to 2 decimals (the embedder's float arithmetic is the CPU's).
+output of ``tht memory list | show | promote --preview | search [--explain]``; the search's
+scores and signals are rounded to 2 decimals (the embedder's float arithmetic is the CPU's).
 
 Regenerate with ``pytest --update-golden`` and explain the diff.
 """
@@ -48,6 +48,13 @@ def _cli(done: Result, *, round_scores: bool = False) -> bytes:
         body = done.json()
         for result in body.get("results", []):
             result["score"] = round(result["score"], 2)
+        for candidate in body.get("explain", {}).get("candidates", []):
+            signals = candidate["signals"]
+            for key in ("mention", "cosine", "bm25"):
+                if signals[key] is not None:
+                    signals[key] = round(signals[key], 2)
+            if candidate["relevance"] is not None:
+                candidate["relevance"] = round(candidate["relevance"], 2)
         text = json.dumps(body, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
     return f"exit {done.code}\n{text}".encode()
 
@@ -93,6 +100,9 @@ def _rows(prepared: Prepared, tmp: Path) -> dict[str, bytes]:
     out["cli_memory_show_solved.txt"] = _cli(ws.tht("memory", "show", prepared.solved_id, "--json"))
     out["cli_memory_search.txt"] = _cli(
         ws.tht("memory", "search", SECOND_QUESTION, "--json"), round_scores=True
+    )
+    out["cli_memory_search_explain.txt"] = _cli(
+        ws.tht("memory", "search", SECOND_QUESTION, "--explain", "--json"), round_scores=True
     )
     (ws.root / ".tht" / "memory_index" / "memory_index.json").unlink()
     out["cli_memory_search_unavailable.txt"] = _cli(
