@@ -22,7 +22,8 @@ from kernel.transitions import check_question
 from kernel.trust import ReviewerSigner, Trust
 from kernel.workflow import default_workflow_path
 from kernel.workflow_kernel import Applied, WorkflowKernel
-from kernel.workspace import Workspace, WorkspaceSettingsView, open_workspace
+from kernel.workspace import Workspace, open_workspace
+from kernel.workspace_settings import WorkspaceSettingsView
 from tht.store_runtime import open_store, outbox_of
 
 if TYPE_CHECKING:

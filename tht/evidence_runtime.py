@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from kernel.vectors.bm25 import Bm25Encoder
     from kernel.vectors.embedder import Embedder
     from kernel.vectors.store import VectorStore
-    from kernel.workspace import EvidenceSettingsView, Workspace, WorkspaceSettingsView
+    from kernel.workspace import Workspace
+    from kernel.workspace_settings import EvidenceSettingsView, WorkspaceSettingsView
     from modules.evidence import EvidencePaths
     from modules.evidence.capabilities import EvidenceCapabilities
     from modules.evidence.restructuring import ModelRestructurer

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from kernel.errors import UsageError
 
 if TYPE_CHECKING:
-    from kernel.workspace import DatabaseSettingsView
+    from kernel.workspace_settings import DatabaseSettingsView
 
 __all__ = [
     "DEFAULT_ROW_LIMIT",

@@ -31,7 +31,7 @@ _PAIR = re.compile(
 )
 _BLOCK_LINE = re.compile(r"^(?P<indent>[ ]+)(?P<pair>[^#]*?)[ \t]*(?:[ \t]#.*)?$")
 _KEYS = frozenset({"kind", "url_env", "dsn_env", "workspace"})
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # kernel.workspace.ENV_NAME
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")  # kernel.workspace_settings.ENV_NAME
 _WORKSPACE_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")  # postgres.WORKSPACE_ID
 #: a plain YAML scalar that is certainly a string (a letter first, no syntax in it)
 _PLAIN_NAME = re.compile(r"^[A-Za-z][^#:'\"{}\[\],&*!|>%@`\t]*$")

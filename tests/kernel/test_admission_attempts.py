@@ -472,10 +472,10 @@ def test_the_workspace_setting_is_validated_with_file_and_field(tmp_path: Path) 
 
 
 def test_the_admission_view_names_its_models_fields() -> None:
-    from kernel import workspace as ws
+    from kernel import workspace_settings as wss
 
-    model = ws._models().model_fields["admission"].annotation
-    views = {name for name, v in vars(ws.AdmissionSettingsView).items() if isinstance(v, property)}
+    model = wss._models().model_fields["admission"].annotation
+    views = {name for name, v in vars(wss.AdmissionSettingsView).items() if isinstance(v, property)}
     assert views == set(model.model_fields)  # type: ignore[union-attr]
 
 

@@ -1,12 +1,14 @@
-"""The typed views of workspace.yaml (kernel.workspace.*View) name exactly the pydantic models'
-fields: a field added to the file's model without its view (or the reverse) fails here."""
+"""The typed views of workspace.yaml (kernel.workspace_settings.*View) name exactly the
+pydantic models' fields: a field added to the file's model without its view (or the reverse)
+fails here."""
 
 from __future__ import annotations
 
 import typing
 from typing import Any
 
-from kernel import workspace as ws
+from kernel import workspace_settings as ws
+from kernel.workspace import init_workspace
 
 
 def _view_fields(view: type) -> set[str]:
@@ -32,7 +34,7 @@ def test_every_settings_view_names_its_models_fields() -> None:
 
 
 def test_loaded_settings_are_read_through_their_view(tmp_path: Any) -> None:
-    workspace, _ = ws.init_workspace(tmp_path / "w")
+    workspace, _ = init_workspace(tmp_path / "w")
     settings = workspace.settings()
     assert settings.scope.refuse == [] and settings.store.kind == "fs"
     assert settings.human_decisions == "unsigned" and settings.evidence.rrf_k == 60

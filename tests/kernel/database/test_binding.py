@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernel import workspace as ws
+from kernel import workspace_settings as wss
 from kernel.database import DatabaseBinding, binding_from_settings, binding_from_url
 from kernel.errors import UsageError
 
@@ -21,7 +22,7 @@ PASSWORD = "s3cr3t-PASS"
 PG_URL = f"postgresql://ann:{PASSWORD}@db.example:5432/shop"
 
 
-def _settings(tmp_path: Path, text: str) -> ws.WorkspaceSettingsView:
+def _settings(tmp_path: Path, text: str) -> wss.WorkspaceSettingsView:
     workspace, _ = ws.init_workspace(tmp_path / "w")
     with workspace.settings_file.open("a", encoding="utf-8") as out:
         out.write(text)
@@ -144,8 +145,8 @@ def test_the_settings_model_checks_types_and_ranges(tmp_path: Path) -> None:
 
 
 def test_the_database_settings_view_names_the_models_fields() -> None:
-    model = typing.get_args(ws._models().model_fields["database"].annotation)[0]
-    view = {n for n, v in vars(ws.DatabaseSettingsView).items() if isinstance(v, property)}
+    model = typing.get_args(wss._models().model_fields["database"].annotation)[0]
+    view = {n for n, v in vars(wss.DatabaseSettingsView).items() if isinstance(v, property)}
     assert view == set(model.model_fields)
 
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from kernel import workspace as workspace_module
+from kernel import workspace_settings as workspace_module
 from kernel.store.postgres_selection import PostgresSelection, read_postgres_selection
 from tht.store_runtime import choice_from_settings
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from kernel import domain_settings as ds
 from kernel import workspace as ws
+from kernel import workspace_settings as wss
 from kernel.domain_profile import Dimension, DomainProfile, Entity, Restricted
 from kernel.errors import UsageError
 from modules.disambiguation import SecurityGate
@@ -164,8 +165,8 @@ def _inner(annotation: Any) -> Any:
 
 
 def test_every_domain_view_names_its_models_fields() -> None:
-    root = ws._models()
-    assert "domain" in _view_fields(ws.WorkspaceSettingsView)
+    root = wss._models()
+    assert "domain" in _view_fields(wss.WorkspaceSettingsView)
     domain = _inner(root.model_fields["domain"].annotation)
     fields = domain.model_fields
     models = {

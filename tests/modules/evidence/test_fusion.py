@@ -93,7 +93,7 @@ def test_plain_rrf_records_only_its_k_and_both_weights_zero_is_fine_there() -> N
 
 def test_workspace_defaults_are_the_modules_defaults() -> None:
     """kernel/workspace.py cannot import the module: this test ties the two."""
-    from kernel.workspace import _models
+    from kernel.workspace_settings import _models
 
     model = _models()().evidence  # type: ignore[attr-defined]
     assert model.bm25_stemming == "first"  # chosen by measurement (docs/evidence.md)
