@@ -50,6 +50,18 @@ class RecallHit(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     kind: RecallKind
     score: float
+    #: why it cleared the floor (``modules.memory.search.RECALLED_BECAUSE``: ``named``,
+    #: ``cosine``, ``mention``); "" when the caller does not say
+    why: str = ""
+
+
+#: what an option's label tells the reviewer about why a memory was recalled: a subject the
+#: question names is strong evidence; a likeness of meaning alone is weaker, and says so
+_WHY_SHOWN = {
+    "named": "recalled because the question names its subject",
+    "mention": "recalled because the question names its subject in another form",
+    "cosine": "recalled by likeness of meaning only",
+}
 
 
 def _payload_field(record: DecisionRecord, name: str) -> object:
@@ -110,6 +122,8 @@ def _one_line(sql: str) -> str:
 class _Shown(msgspec.Struct, kw_only=True):
     memories: list[MemoryRecord]
     solved: list[SolvedQuestion]
+    #: id -> why its best hit cleared the floor (RecallHit.why)
+    why: dict[str, str] = msgspec.field(default_factory=dict)
     unknown: int = 0
     decided: int = 0
     below: int = 0
@@ -129,11 +143,14 @@ def _select(
     backed: Callable[[str], bool],
 ) -> _Shown:
     best: dict[tuple[str, str], float] = {}
+    why: dict[str, str] = {}
     for hit in hits:
         key = (hit.kind, hit.id)
-        best[key] = max(best.get(key, hit.score), hit.score)
+        if key not in best or hit.score > best[key]:
+            best[key] = hit.score
+            why[hit.id] = hit.why
     decided = _decided(state)
-    shown = _Shown(memories=[], solved=[])
+    shown = _Shown(memories=[], solved=[], why=why)
     seen: set[str] = set()
     for (kind, hid), score in sorted(best.items(), key=lambda kv: (-kv[1], kv[0])):
         if score < floor:
@@ -188,7 +205,7 @@ def _with_contradictions(
     return found
 
 
-def _memory_option(record: MemoryRecord) -> ev.ReviewOptionPayload:
+def _memory_option(record: MemoryRecord, why: str = "") -> ev.ReviewOptionPayload:
     applied = ev.ProposedEvent(
         type="memory_applied",
         subject=record.subject,
@@ -210,10 +227,15 @@ def _memory_option(record: MemoryRecord) -> ev.ReviewOptionPayload:
     )
     return ev.ReviewOptionPayload(
         id=f"m:{record.memory_id}",
-        label=f"{_content(record)} ({record.provenance})",
+        label=f"{_content(record)} ({record.provenance}{_why_shown(why)})",
         events=(applied,),
         unchosen=(rejected,),
     )
+
+
+def _why_shown(why: str) -> str:
+    shown = _WHY_SHOWN.get(why)
+    return f"; {shown}" if shown else ""
 
 
 def _solved_option(solved: SolvedQuestion) -> ev.ReviewOptionPayload:
@@ -319,7 +341,7 @@ def plan_recall(
     shown = _select(state, memory, hits, floor, limit, backed)
     if not shown.memories and not shown.solved:
         return _nothing(memory, shown, considered=considered, floor=floor, searched=searched)
-    options = [_memory_option(r) for r in shown.memories]
+    options = [_memory_option(r, shown.why.get(r.memory_id, "")) for r in shown.memories]
     options += [_solved_option(s) for s in shown.solved]
     # a decide is answered with at least one choice: this one applies nothing
     options.append(ev.ReviewOptionPayload(id=NONE_OPTION, label="apply none of them"))

@@ -341,8 +341,8 @@ def relevant(
 
     out: list[RecallHit] = []
     for hit in hits:
-        signal, bar = relevance(hit), _floor_of(floor, hit.kind)
-        if signal is not None and bar is not None and signal >= bar:
+        signal, _, why = explain_relevance(hit, floor)
+        if why in RECALLED_BECAUSE and signal is not None:
             kind: RecallKind = "memory" if hit.kind == MEMORY_KIND else "solved_question"
-            out.append(RecallHit(id=hit.id, kind=kind, score=signal))
+            out.append(RecallHit(id=hit.id, kind=kind, score=signal, why=why))
     return out

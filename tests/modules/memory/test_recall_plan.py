@@ -197,6 +197,26 @@ def test_the_review_shows_each_memory_with_meaning_target_and_provenance() -> No
     assert "2 memories and 1 solved question" in review.prompt
 
 
+def test_each_memory_option_says_why_it_was_recalled() -> None:
+    s = at_f2()
+    named = RecallHit(id=FLAG, kind="memory", score=1.0, why="named")
+    weaker = RecallHit(id=FLAG, kind="memory", score=0.9, why="cosine")  # its best hit counts
+    alike = RecallHit(id=YEAR, kind="memory", score=0.88, why="cosine")
+    review = recall(s, MEMORY, weaker, alike, named).review
+    assert review is not None
+    flag, year, _ = review.options
+    assert flag.label.endswith(
+        f"(from session S0 seq 7, promoted by {ANA}; recalled because the question names its "
+        "subject)"
+    )
+    assert year.label.endswith("; recalled by likeness of meaning only)")
+    # the label is what the reviewer reads; what applying records does not change
+    assert flag.events[0].payload["content"] == "ablazione = flag → procedures.flag"
+    mention = RecallHit(id=YEAR, kind="memory", score=0.86, why="mention")
+    (option, _) = recall(s, MEMORY, mention).review.options  # type: ignore[union-attr]
+    assert option.label.endswith("names its subject in another form)")
+
+
 def test_applying_one_memory_rejects_the_others_and_closes_f2() -> None:
     s = at_f2()
     outcome = recall(s, MEMORY, hit(FLAG), hit(YEAR), hit(solved_id("S0"), kind="solved_question"))

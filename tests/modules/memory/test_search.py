@@ -249,8 +249,8 @@ def test_nothing_clears_the_floor_recalls_nothing() -> None:
 def test_the_floor_keeps_order_and_reports_the_relevance() -> None:
     hits = [hit("a", 0.80, score=0.9), hit("b", 0.91, score=0.5), hit("c", 0.86, score=0.1)]
     assert relevant(hits, floor=0.85) == [
-        RecallHit(id="b", kind="memory", score=0.91),
-        RecallHit(id="c", kind="memory", score=0.86),
+        RecallHit(id="b", kind="memory", score=0.91, why="cosine"),
+        RecallHit(id="c", kind="memory", score=0.86, why="cosine"),
     ]
 
 
@@ -270,7 +270,7 @@ def test_the_default_floor_is_documented_per_kind() -> None:
     assert set(DEFAULT_FLOOR) == {MEMORY_KIND, SOLVED_KIND}
     assert all(0.5 < v < 1.0 for v in DEFAULT_FLOOR.values())
     assert relevant([hit("a", 0.5), hit("b", 0.99)]) == [
-        RecallHit(id="b", kind="memory", score=0.99)
+        RecallHit(id="b", kind="memory", score=0.99, why="cosine")
     ]
 
 
@@ -331,7 +331,9 @@ def test_a_memory_the_question_names_is_recalled_even_when_the_ranking_misses_it
     named = [h for h in hits if h.named]
     assert [h.id for h in named] == ["m-revenue"]
     recalled = relevant(hits)
-    assert recalled[0] == RecallHit(id="m-revenue", kind="memory", score=NAMED_RELEVANCE)
+    assert recalled[0] == RecallHit(
+        id="m-revenue", kind="memory", score=NAMED_RELEVANCE, why="named"
+    )
     # dense and BM25 modes never add names (F2 searches hybrid)
     dense = search(index.caps, header, question, limit=10, mode="dense", terms=live_terms(built))
     assert not any(h.named for h in dense)

@@ -36,7 +36,8 @@ def test_the_recall_review_lists_the_memory_and_the_solved_question(
     assert memory["id"] == f"m:{prepared.memory_id}"
     assert memory["label"] == (
         "ablazione = procedure.flag_ablazione = 1 → procedure "
-        f"(from session {prepared.a} seq {prepared.candidate_seq}, promoted by {H})"
+        f"(from session {prepared.a} seq {prepared.candidate_seq}, promoted by {H}; "
+        "recalled because the question names its subject)"
     )
     (applied,) = memory["events"]
     assert applied["type"] == "memory_applied" and applied["subject"] == "ablazione"
@@ -62,9 +63,10 @@ def test_the_recall_review_lists_the_memory_and_the_solved_question(
         [e["type"] for e in o.get("unchosen", [])] for o in requested["payload"]["options"]
     ] == [["memory_rejected"], ["memory_rejected"], []]
     human = ws.tht("review", "show", str(prepared.recall_review), prepared.b)
-    assert f"(from session {prepared.a} seq {prepared.candidate_seq}, promoted by {H})" in (
-        human.stdout
-    )
+    assert (
+        f"(from session {prepared.a} seq {prepared.candidate_seq}, promoted by {H}; recalled "
+        "because the question names its subject)"
+    ) in " ".join(human.stdout.split())
 
 
 @pytest.mark.parametrize(
