@@ -32,7 +32,14 @@ import regex
 from kernel.lexicon import fold
 from kernel.vectors.stopwords import STOPWORDS
 
-__all__ = ["MAX_LETTERS", "MIN_LETTERS", "AcronymIndex", "acronyms_in", "initials"]
+__all__ = [
+    "MAX_LETTERS",
+    "MIN_LETTERS",
+    "AcronymIndex",
+    "acronyms_in",
+    "contradicts",
+    "initials",
+]
 
 MIN_LETTERS: Final = 3
 MAX_LETTERS: Final = 6
@@ -51,6 +58,14 @@ def acronyms_in(text: str) -> list[str]:
         if match is not None and len(match.group(1)) <= MAX_LETTERS:
             found[match.group(1)] = None
     return list(found)
+
+
+def contradicts(question: Sequence[str], written: Sequence[str]) -> bool:
+    """Whether a question that writes the acronyms ``question`` is about something other than a
+    text that writes ``written``: both write one, and they share none ("SAIDI for 2025" is not
+    "SAIFI by area"; "AOV and KPI" still is "AOV by month"). An acronym names one measure, so
+    a text about another one is no likeness of meaning, however close the embedder puts them."""
+    return bool(question) and bool(written) and not set(question) & set(written)
 
 
 def initials(subject: str) -> set[str]:

@@ -95,6 +95,9 @@ class ScoredMemoryHit(msgspec.Struct, frozen=True, kw_only=True):
     mention: float | None = None
     #: whether the question names the memory's subject (:mod:`~modules.memory.terms`)
     named: bool = False
+    #: whether the question writes an acronym and the item another, none shared
+    #: (:func:`~modules.memory.acronyms.contradicts`): no likeness recalls it
+    contradicted: bool = False
 
 
 def _unavailable(reason: str, message: str) -> MemoryIndexUnavailable:
@@ -174,8 +177,13 @@ def search(
         hits = _with_mentions(caps, text, hits, subjects)
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
     hits = hits[:limit]
-    if terms is not None and mode == "hybrid" and MEMORY_KIND in kinds:
-        hits = _with_names(hits, terms.named_in(text))
+    if terms is not None and mode == "hybrid":
+        if MEMORY_KIND in kinds:
+            hits = _with_names(hits, terms.named_in(text))
+        against = terms.contradicted_in(text)
+        hits = [
+            msgspec.structs.replace(h, contradicted=True) if h.id in against else h for h in hits
+        ]
     return hits
 
 
@@ -288,6 +296,8 @@ def relevance(hit: ScoredMemoryHit) -> float | None:
     """
     if hit.named:
         return NAMED_RELEVANCE
+    if hit.contradicted:
+        return None
     if hit.mention is None:
         return hit.dense
     named = hit.mention - MENTION_OFFSET
@@ -298,7 +308,7 @@ def relevance(hit: ScoredMemoryHit) -> float | None:
 RECALLED_BECAUSE: Final = ("named", "cosine", "mention")
 #: why it does not: its signal is under its kind's floor; it came from BM25 alone (no signal
 #: the floor reads); its kind has no floor
-NOT_RECALLED_BECAUSE: Final = ("below-floor", "bm25-only", "no-floor")
+NOT_RECALLED_BECAUSE: Final = ("below-floor", "bm25-only", "no-floor", "acronym-conflict")
 
 
 def explain_relevance(
@@ -312,6 +322,8 @@ def explain_relevance(
     signal, bar = relevance(hit), _floor_of(floor, hit.kind)
     if bar is None:
         return signal, None, "no-floor"
+    if hit.contradicted and not hit.named:
+        return None, bar, "acronym-conflict"
     if signal is None:
         return None, bar, "bm25-only"
     if signal < bar:

@@ -55,7 +55,7 @@ from kernel.lexicon import fold as _fold
 from kernel.lexicon import lookup as _lookup
 from kernel.lexicon import stem as _stem
 from kernel.vectors.language import detect_language
-from modules.memory.acronyms import AcronymIndex
+from modules.memory.acronyms import AcronymIndex, acronyms_in, contradicts
 from modules.memory.misspellings import Misspellings
 
 if TYPE_CHECKING:
@@ -252,12 +252,23 @@ class TermIndex:
     """The subjects of many memories, inverted by key: :meth:`named_in` checks only the
     memories that share a key with the question."""
 
-    def __init__(self, subjects: Iterable[tuple[str, str, str]], lexicon: Lexicon) -> None:
-        """``subjects``: ``(id, subject, language)`` triples (language "" when unknown)."""
+    def __init__(
+        self,
+        subjects: Iterable[tuple[str, str, str]],
+        lexicon: Lexicon,
+        *,
+        texts: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """``subjects``: ``(id, subject, language)`` triples (language "" when unknown);
+        ``texts``: ``(id, text)`` of other items whose written acronyms count
+        (:meth:`contradicted_in`: solved questions)."""
         self._terms: dict[str, SubjectTerms] = {}
         self._by_key: dict[str, list[str]] = {}
         subjects = list(subjects)
         self._acronyms = AcronymIndex((item, subject) for item, subject, _ in subjects)
+        # only the items that write an acronym: the others are never contradicted
+        written = ((i, acronyms_in(t)) for i, t in [*((i, s) for i, s, _ in subjects), *texts])
+        self._written = {item: tuple(found) for item, found in written if found}
         self._misspellings = Misspellings(
             _fold(word) for _, subject, _ in subjects for word in _words(subject)
         )
@@ -282,6 +293,14 @@ class TermIndex:
         found = {item for item in candidates if named(self._terms[item], question)}
         return found | self._acronyms.named_in(text)
 
+    def contradicted_in(self, text: str) -> set[str]:
+        """The ids whose subject (or text) writes an acronym, none of which ``text`` writes
+        while it writes one of its own (:func:`~modules.memory.acronyms.contradicts`)."""
+        asked = acronyms_in(text)
+        if not asked:
+            return set()
+        return {item for item, written in self._written.items() if contradicts(asked, written)}
+
     def _corrected(self, question: list[tuple[Position, bool]]) -> list[tuple[Position, bool]]:
         """A word no lexicon term holds also meets the subject words it is one typo away from
         (:mod:`~modules.memory.misspellings`: "sinsitri" meets "sinistro")."""
@@ -305,6 +324,10 @@ def live_terms(state: MemoryState, lexicon: Lexicon | None = None) -> TermIndex:
     lexicon = lexicon if lexicon is not None else default_lexicon()
     if _LAST and _LAST[0][0] is state and _LAST[0][1] == lexicon.identity:
         return _LAST[0][2]
-    index = TermIndex(((m.memory_id, m.subject, m.language) for m in state.live()), lexicon)
+    index = TermIndex(
+        ((m.memory_id, m.subject, m.language) for m in state.live()),
+        lexicon,
+        texts=((s.solved_id, f"{s.question}\n{s.rewritten}") for s in state.solved.values()),
+    )
     _LAST[:] = [(state, lexicon.identity, index)]
     return index

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modules.memory.acronyms import AcronymIndex, acronyms_in, initials
+from modules.memory.acronyms import AcronymIndex, acronyms_in, contradicts, initials
 from modules.memory.terms import TermIndex, default_lexicon
 
 
@@ -53,3 +53,35 @@ def test_a_subject_is_named_only_by_an_acronym_it_spells(words: list[str]) -> No
     for acronym in initials(subject):
         assert index.named_in(f"the {acronym} of March") == {"m"}
     assert index.named_in("the ZZZ of March") == set()
+
+
+def test_a_question_about_another_acronym_contradicts_a_text() -> None:
+    assert contradicts(["SAIDI"], ["SAIFI"])  # two indices, not two spellings of one
+    assert not contradicts(["AOV", "KPI"], ["AOV"])  # one shared: the same measure
+    assert not contradicts([], ["SAIFI"])  # the question writes none
+    assert not contradicts(["SAIDI"], [])  # the text writes none: nothing to contradict
+
+
+@given(
+    st.lists(st.sampled_from(["AOV", "LOS", "DSO", "KPI"]), max_size=3),
+    st.lists(st.sampled_from(["AOV", "LOS", "DSO", "KPI"]), max_size=3),
+)
+def test_contradiction_is_writing_disjoint_acronyms(asked: list[str], written: list[str]) -> None:
+    assert contradicts(asked, written) == (
+        bool(asked) and bool(written) and not set(asked) & set(written)
+    )
+    assert contradicts(asked, written) == contradicts(written, asked)
+
+
+def test_the_term_index_knows_what_each_item_writes() -> None:
+    terms = TermIndex(
+        [("m-saifi", "SAIFI", "en"), ("m-loss", "loss ratio", "en")],
+        default_lexicon(),
+        texts=[("sq-saifi", "SAIFI by area in 2024\n"), ("sq-plain", "outages by area")],
+    )
+    assert terms.contradicted_in("SAIDI for 2025: average outage minutes per customer") == {
+        "m-saifi",
+        "sq-saifi",
+    }
+    assert terms.contradicted_in("SAIFI and SAIDI for 2025") == set()
+    assert terms.contradicted_in("average outage minutes per customer") == set()

@@ -26,6 +26,7 @@ HITS = st.builds(
     lexical=st.one_of(st.none(), st.floats(min_value=0.0, max_value=40.0)),
     mention=SCORES,
     named=st.booleans(),
+    contradicted=st.booleans(),
 )
 
 
@@ -55,3 +56,9 @@ def test_each_reason_names_the_signal_that_decided() -> None:
     assert explain_relevance(_hit(dense=bar - 0.001))[2] == "below-floor"
     assert explain_relevance(_hit(lexical=12.0))[2] == "bm25-only"
     assert explain_relevance(_hit(kind="other_kind", dense=0.99))[2] == "no-floor"
+    # another acronym than the question's: no likeness recalls it; a named subject still is
+    assert explain_relevance(_hit(dense=0.99, contradicted=True))[:3:2] == (
+        None,
+        "acronym-conflict",
+    )
+    assert explain_relevance(_hit(dense=0.99, contradicted=True, named=True))[2] == "named"

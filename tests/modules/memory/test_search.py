@@ -38,7 +38,15 @@ from modules.memory.search import (
     relevant,
     search,
 )
-from tests.modules.memory.test_index import BASE, SOLVED, CountingEmbedder, Index, record, state
+from tests.modules.memory.test_index import (
+    BASE,
+    SOLVED,
+    CountingEmbedder,
+    Index,
+    record,
+    solved,
+    state,
+)
 
 
 @pytest.fixture
@@ -348,3 +356,28 @@ def test_a_question_naming_nothing_adds_nothing(index: Index) -> None:
     question = "Quanti ordini sono stati annullati a febbraio?"
     with_terms = search(index.caps, header, question, limit=10, terms=live_terms(built))
     assert with_terms == search(index.caps, header, question, limit=10)
+
+
+def test_a_solved_question_about_another_acronym_is_never_recalled_by_likeness(
+    index: Index,
+) -> None:
+    """ "SAIDI" and "SAIFI" are two indices: the solved question about one is as close as can be
+    to a question about the other for the embedder (here they differ in one token), and is
+    still not recalled; the same question written with its own acronym is."""
+    from modules.memory.terms import live_terms
+
+    saifi = solved("sq-saifi", "SAIFI by area in 2024")
+    built = state(BASE, (saifi,))
+    index.build(built)
+    header = check_index(index.caps, last_seq=built.last_seq, head="h1")
+    terms = live_terms(built)
+    floor = {MEMORY_KIND: 0.5, SOLVED_KIND: 0.5}
+    other = search(index.caps, header, "SAIDI by area in 2024", limit=10, terms=terms)
+    (hit_,) = [h for h in other if h.id == "sq-saifi"]
+    assert hit_.contradicted and hit_.dense is not None and hit_.dense >= 0.5
+    assert "sq-saifi" not in {h.id for h in relevant(other, floor=floor)}
+    same = search(index.caps, header, "SAIFI by area in 2025", limit=10, terms=terms)
+    assert "sq-saifi" in {h.id for h in relevant(same, floor=floor)}
+    # without the term index (a caller that passes none) nothing is marked
+    plain = search(index.caps, header, "SAIDI by area in 2024", limit=10)
+    assert not any(h.contradicted for h in plain)
