@@ -35,10 +35,12 @@ from kernel.vectors.stopwords import STOPWORDS
 __all__ = [
     "MAX_LETTERS",
     "MIN_LETTERS",
+    "SIBLING_EDITS",
     "AcronymIndex",
     "acronyms_in",
     "contradicts",
     "initials",
+    "siblings",
 ]
 
 MIN_LETTERS: Final = 3
@@ -60,12 +62,29 @@ def acronyms_in(text: str) -> list[str]:
     return list(found)
 
 
+#: how far apart two acronyms of one length may be and still be siblings the embedder conflates
+SIBLING_EDITS: Final = 2
+
+
+def siblings(a: str, b: str) -> bool:
+    """Two different acronyms of one length that differ in at most :data:`SIBLING_EDITS`
+    letters: SAIDI and SAIFI, ROE and ROI, DSO and DPO, CPC and CPM — sibling measures, which
+    share most of their subword tokens, so the embedder puts them close; EUR and USD, or SQL
+    and CSV, are not."""
+    if a == b or len(a) != len(b):
+        return False
+    return sum(x != y for x, y in zip(a, b, strict=True)) <= SIBLING_EDITS
+
+
 def contradicts(question: Sequence[str], written: Sequence[str]) -> bool:
-    """Whether a question that writes the acronyms ``question`` is about something other than a
-    text that writes ``written``: both write one, and they share none ("SAIDI for 2025" is not
-    "SAIFI by area"; "AOV and KPI" still is "AOV by month"). An acronym names one measure, so
-    a text about another one is no likeness of meaning, however close the embedder puts them."""
-    return bool(question) and bool(written) and not set(question) & set(written)
+    """Whether a question that writes the acronyms ``question`` asks about a sibling of the
+    measure a text that writes ``written`` is about: they share no acronym, and one of the
+    question's is a :func:`sibling` of one of the text's ("SAIDI for 2025" is not "SAIFI by
+    area"; "AOV and KPI" still is "AOV by month"; "revenue in EUR" does not contradict
+    "revenue in USD": no siblings)."""
+    if not question or not written or set(question) & set(written):
+        return False
+    return any(siblings(a, b) for a in question for b in written)
 
 
 def initials(subject: str) -> set[str]:
