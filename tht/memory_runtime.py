@@ -178,13 +178,19 @@ def _explain(
     *,
     limit: int,
 ) -> dict[str, Any]:
-    """Why each of the index's first ``limit`` candidates was or was not recalled: its signals
-    (the question names its subject; the mention, cosine and BM25 scores), its relevance
-    against its kind's floor, and ``why`` (``modules.memory.search.explain_relevance``, plus
-    ``beyond-limit``: relevant, but ``--limit`` results came first). An entry that no
+    """Why each of the index's first ``limit`` candidates (and every recalled one) was or was
+    not recalled: its signals (the question names its subject; the mention, cosine and BM25
+    scores), its relevance against its kind's floor, and ``why``
+    (``modules.memory.search.explain_relevance``, plus ``beyond-limit``: relevant, but
+    ``--limit`` results came first). An entry that no
     reviewer's promotion backs (written into the registry file by hand) is never shown, not
     even here: it is only counted (``hidden``)."""
-    from modules.memory.search import DEFAULT_FLOOR, MENTION_OFFSET, explain_relevance
+    from modules.memory.search import (
+        DEFAULT_FLOOR,
+        MENTION_OFFSET,
+        RECALLED_BECAUSE,
+        explain_relevance,
+    )
 
     candidates: list[dict[str, Any]] = []
     hidden = 0
@@ -192,11 +198,11 @@ def _explain(
         if not backed(hit.id):
             hidden += 1
             continue
-        if len(candidates) == limit:
-            continue
-        signal, floor, why = explain_relevance(hit)
         recalled = hit.id in shown
-        if why in ("named", "cosine", "mention") and not recalled:
+        if len(candidates) >= limit and not recalled:
+            continue  # a recalled one is always explained (a named one may come last)
+        signal, floor, why = explain_relevance(hit)
+        if why in RECALLED_BECAUSE and not recalled:
             why = "beyond-limit"
         if hit.kind == "memory":
             subject = state.memories[hit.id].subject if hit.id in state.memories else ""
@@ -275,7 +281,6 @@ def _search(
     from modules.memory.terms import live_terms
     from tht.evidence_runtime import open_evidence
 
-    raw_out = raw
     runtime = open_evidence(app.workspace.root)
     try:
         caps = _index_caps(app, runtime)
@@ -294,8 +299,8 @@ def _search(
                 subjects=subjects,
                 terms=terms,
             )
-            if raw_out is not None and not raw_out:
-                raw_out.extend(found)
+            if raw is not None and not raw:
+                raw.extend(found)
             seen.update(h.id for h in found)
             for hit in relevant(found):
                 if hit.id in best and best[hit.id].score >= hit.score:

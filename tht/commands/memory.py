@@ -140,7 +140,8 @@ def _number(value: float | None) -> str:
 
 
 def _explain_text(explain: dict[str, Any]) -> str:
-    """``--explain`` as a table: each candidate's signals, relevance, floor and verdict."""
+    """``--explain`` as a table: each candidate's signals, relevance, whether it was recalled
+    and why; the floors above it."""
     from tht.render import render_table
 
     floors = ", ".join(f"{kind} {value}" for kind, value in sorted(explain["floor"].items()))
@@ -159,8 +160,18 @@ def _explain_text(explain: dict[str, Any]) -> str:
         ]
         for c in explain["candidates"]
     ]
-    head = ["id", "kind", "subject", "named", "mention", "cosine", "bm25", "relevance", "recalled"]
-    head.append("why")
+    head = [
+        "id",
+        "kind",
+        "subject",
+        "named",
+        "mention",
+        "cosine",
+        "bm25",
+        "relevance",
+        "recalled",
+        "why",
+    ]
     offset = explain["mention_offset"]
     text = f"\nwhy (relevance floor: {floors}; a mention is read {offset} below its scale)\n"
     text += render_table(head, rows) if rows else "  no candidate in the index"
