@@ -95,7 +95,7 @@ class ScoredMemoryHit(msgspec.Struct, frozen=True, kw_only=True):
     mention: float | None = None
     #: whether the question names the memory's subject (:mod:`~modules.memory.terms`)
     named: bool = False
-    #: whether the question writes an acronym and the item another, none shared
+    #: whether the question writes an acronym and the item a sibling of it, none shared
     #: (:func:`~modules.memory.acronyms.contradicts`): no likeness recalls it
     contradicted: bool = False
 
@@ -289,7 +289,8 @@ def relevance(hit: ScoredMemoryHit) -> float | None:
     """The signal the floor applies to: :data:`NAMED_RELEVANCE` when the question names the
     memory's subject; else the hit's dense cosine, or its mention signal less
     :data:`MENTION_OFFSET` when that is higher. None when the hit is in neither (it came from
-    BM25 alone): below every candidate that was, never relevant.
+    BM25 alone), or when the question writes a sibling of its acronym (``contradicted``): below
+    every candidate that was, never relevant.
 
     Measured on the dev split, adding the BM25 score (weights 0.005 to 0.04 of a cosine point)
     moved dev hit@3 at the same false recall by at most one question: the simpler signal won.
@@ -307,7 +308,7 @@ def relevance(hit: ScoredMemoryHit) -> float | None:
 #: why a hit clears the floor (:func:`explain_relevance`), strongest first
 RECALLED_BECAUSE: Final = ("named", "cosine", "mention")
 #: why it does not: its signal is under its kind's floor; it came from BM25 alone (no signal
-#: the floor reads); its kind has no floor
+#: the floor reads); its kind has no floor; the question writes a sibling of its acronym
 NOT_RECALLED_BECAUSE: Final = ("below-floor", "bm25-only", "no-floor", "acronym-conflict")
 
 
