@@ -48,8 +48,9 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 def store_kind_problem(kind: object) -> str | None:
     """Why ``store.kind`` cannot be used, or None: one message for the settings model and the
-    cheap check every command that opens the store makes (:func:`check_store`). A value that is
-    not a plain word is not echoed (a URL pasted into the wrong key must not be printed)."""
+    cheap check every command that opens the store makes (:func:`kernel.workspace.check_store`).
+    A value that is not a plain word is not echoed (a URL pasted into the wrong key must not be
+    printed)."""
     if kind in STORE_KINDS:
         return None
     known = ", ".join(STORE_KINDS)
