@@ -17,6 +17,7 @@ from modules.routing.evaluator import RoutingEvaluatorPlug
 from modules.routing.gate import GATE_CONFIG, assess_ambiguity
 from modules.routing.pack import open_pack
 from modules.routing.router import route
+from tests.support.cli import run_tht
 from tests.support.openai_server import OpenAITestServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,17 +95,7 @@ def test_no_secret_reaches_the_provider_request_body(
 def tht(
     *args: str, cwd: Path, timeout: float = 60, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("THT_WORKSPACE", "THT_SESSION")}
-    full.update({"THT_HOME": str(cwd / ".home"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=full,
-        timeout=timeout,
-    )
+    return run_tht(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -7,33 +7,18 @@ Subprocesses over a workspace bound to the demo database (deterministic SQLite),
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import run_tht
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "golden" / "schema_linking" / "cli_link.json"
 FIXTURES = REPO / "tests" / "fixtures" / "evidence" / "sources"
 QUESTION = "Quanti ricoveri con ablazione per ospedale nel 2024?"
-
-
-def _tht(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "THT_HOME": str(cwd / ".home")}
-    for name in ("THT_WORKSPACE", "THT_SESSION", "THT_ACTOR"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
 
 
 def _workspace(root: Path, *, bound: bool = True) -> Path:
@@ -53,7 +38,7 @@ def _workspace(root: Path, *, bound: bool = True) -> Path:
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = _workspace(tmp_path_factory.mktemp("schema") / "ws")
-    done = _tht("catalog", "sync", "--json", cwd=root)
+    done = run_tht("catalog", "sync", "--json", cwd=root)
     assert done.returncode == 0, done.stderr
     return root
 
@@ -61,7 +46,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_link_json_is_the_contract_shape_and_matches_the_golden(
     synced: Path, update_golden: bool
 ) -> None:
-    done = _tht("schema", "link", QUESTION, "--json", cwd=synced)
+    done = run_tht("schema", "link", QUESTION, "--json", cwd=synced)
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert list(body) == ["tables", "columns", "joins"]
@@ -75,32 +60,32 @@ def test_link_json_is_the_contract_shape_and_matches_the_golden(
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(text, encoding="utf-8")
     assert GOLDEN.read_text(encoding="utf-8") == text
-    again = _tht("schema", "link", QUESTION, "--json", cwd=synced)
+    again = run_tht("schema", "link", QUESTION, "--json", cwd=synced)
     assert again.stdout == done.stdout  # deterministic across processes
 
 
 def test_link_limit_bounds_both_lists(synced: Path) -> None:
-    done = _tht("schema", "link", QUESTION, "--limit", "2", "--json", cwd=synced)
+    done = run_tht("schema", "link", QUESTION, "--limit", "2", "--json", cwd=synced)
     body = json.loads(done.stdout)
     assert len(body["tables"]) == 2 and len(body["columns"]) == 2
 
 
 def test_people_get_tables_not_json(synced: Path) -> None:
-    done = _tht("schema", "link", QUESTION, cwd=synced)
+    done = run_tht("schema", "link", QUESTION, cwd=synced)
     assert done.returncode == 0, done.stderr
     assert "ricoveri" in done.stdout and "ospedali.id" in done.stdout
     assert not done.stdout.lstrip().startswith("{")
 
 
 def test_an_empty_question_is_a_usage_error(synced: Path) -> None:
-    done = _tht("schema", "link", "  ", "--json", cwd=synced)
+    done = run_tht("schema", "link", "  ", "--json", cwd=synced)
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"]["code"] == "usage"
 
 
 def test_no_database_bound_is_exit_2_with_the_remedy(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws", bound=False)
-    done = _tht("schema", "link", QUESTION, "--json", cwd=root)
+    done = run_tht("schema", "link", QUESTION, "--json", cwd=root)
     assert done.returncode == 2
     assert "no workspace database is bound" in json.loads(done.stdout)["error"]["message"]
     assert "Traceback" not in done.stderr
@@ -108,7 +93,7 @@ def test_no_database_bound_is_exit_2_with_the_remedy(tmp_path: Path) -> None:
 
 def test_a_catalog_never_synced_is_exit_6_with_the_remedy(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws")
-    done = _tht("schema", "link", QUESTION, "--json", cwd=root)
+    done = run_tht("schema", "link", QUESTION, "--json", cwd=root)
     assert done.returncode == 6
     assert json.loads(done.stdout)["error"]["message"] == (
         "catalog not synced: run `tht catalog sync`"
@@ -117,40 +102,40 @@ def test_a_catalog_never_synced_is_exit_6_with_the_remedy(tmp_path: Path) -> Non
 
 def test_a_missing_or_stale_index_is_exit_6_never_an_empty_link(tmp_path: Path) -> None:
     root = _workspace(tmp_path / "ws")
-    assert _tht("catalog", "sync", cwd=root).returncode == 0
+    assert run_tht("catalog", "sync", cwd=root).returncode == 0
     store = root / ".tht" / "qdrant"
     # the catalog moves on while the index cannot follow (its store is unusable during the sync)
     with sqlite3.connect(root / "data" / "demo.db") as con:
         con.execute("CREATE TABLE reparti (id INTEGER PRIMARY KEY, nome TEXT)")
     shutil.move(store, root / "qdrant.aside")
     store.write_text("not a vector store", encoding="utf-8")
-    resync = _tht("catalog", "sync", cwd=root)
+    resync = run_tht("catalog", "sync", cwd=root)
     assert resync.returncode == 0, resync.stderr
     assert "schema index was not updated" in resync.stderr
     store.unlink()
     shutil.move(root / "qdrant.aside", store)
-    stale = _tht("schema", "link", QUESTION, "--json", cwd=root)
+    stale = run_tht("schema", "link", QUESTION, "--json", cwd=root)
     assert stale.returncode == 6, stale.stderr
     error = json.loads(stale.stdout)["error"]
     assert error["details"]["reason"] == "stale" and "tht catalog reindex" in error["message"]
     assert "tables" not in json.loads(stale.stdout)
     # the index's records gone: missing
     shutil.rmtree(root / ".tht" / "schema_index")
-    missing = _tht("schema", "link", QUESTION, "--json", cwd=root)
+    missing = run_tht("schema", "link", QUESTION, "--json", cwd=root)
     assert missing.returncode == 6
     assert json.loads(missing.stdout)["error"]["details"]["reason"] == "missing"
     # the next sync rebuilds it, and linking works again
-    assert _tht("catalog", "sync", cwd=root).returncode == 0
-    assert _tht("schema", "link", QUESTION, "--json", cwd=root).returncode == 0
+    assert run_tht("catalog", "sync", cwd=root).returncode == 0
+    assert run_tht("schema", "link", QUESTION, "--json", cwd=root).returncode == 0
 
 
 def _answer(root: Path, session: str, proposal: dict[str, object], *extra: str) -> None:
     path = root / "proposal.json"
     path.write_text(json.dumps(proposal), encoding="utf-8")
-    proposed = _tht("propose", "rewriting", "--file", str(path), session, "--json", cwd=root)
+    proposed = run_tht("propose", "rewriting", "--file", str(path), session, "--json", cwd=root)
     assert proposed.returncode == 0, proposed.stderr
     seq = str(json.loads(proposed.stdout)["review"])
-    answered = _tht("review", "answer", seq, session, *extra, "--as", "human:ann", cwd=root)
+    answered = run_tht("review", "answer", seq, session, *extra, "--as", "human:ann", cwd=root)
     assert answered.returncode == 0, answered.stderr
 
 
@@ -161,11 +146,11 @@ def test_the_schema_linking_pack_includes_the_schema_linked_to_the_rewritten_que
     for source in FIXTURES.iterdir():
         shutil.copy(source, root / "evidence" / "sources" / source.name)
     for step in (("catalog", "sync"), ("evidence", "prepare"), ("evidence", "publish")):
-        assert _tht(*step, cwd=root).returncode == 0
-    created = _tht("session", "new", QUESTION, "--json", cwd=root)
+        assert run_tht(*step, cwd=root).returncode == 0
+    created = run_tht("session", "new", QUESTION, "--json", cwd=root)
     session = json.loads(created.stdout)["session"]
     skip = ("stage", "skip", "disambiguation", session, "--reason", "n/a", "--as", "human:ann")
-    assert _tht(*skip, cwd=root).returncode == 0  # F2 then runs by itself: nothing to recall
+    assert run_tht(*skip, cwd=root).returncode == 0  # F2 then runs by itself: nothing to recall
     rewritten = "Numero di ricoveri con procedura di ablazione per ospedale nel 2024"
     event = {"type": "question_rewritten", "payload": {"question": rewritten}}
     _answer(
@@ -182,7 +167,7 @@ def test_the_schema_linking_pack_includes_the_schema_linked_to_the_rewritten_que
     confirm = {"kind": "confirm", "prompt": "ok?"}  # question.md: rendered by tht
     _answer(root, session, confirm, "--approve")
 
-    done = _tht("search", "pack", session, "--stage", "schema_linking", "--json", cwd=root)
+    done = run_tht("search", "pack", session, "--stage", "schema_linking", "--json", cwd=root)
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert {"status", "stage", "purpose", "generation", "evidence", "receipt"} <= set(body)
@@ -195,5 +180,5 @@ def test_the_schema_linking_pack_includes_the_schema_linked_to_the_rewritten_que
         "flag_ablazione",
     )
     # another stage's pack carries no schema section
-    other = _tht("search", "pack", session, "--stage", "disambiguation", "--json", cwd=root)
+    other = run_tht("search", "pack", session, "--stage", "disambiguation", "--json", cwd=root)
     assert "schema" not in json.loads(other.stdout)
