@@ -36,8 +36,9 @@ def session_rows(app: App) -> list[dict[str, Any]]:
 def status_body(
     app: App, session: str, *, at: int | None = None
 ) -> tuple[dict[str, Any], LoadedSession]:
-    """The folded ``SessionState`` (``at``: only up to that seq), with ``integrity`` when the
-    ledger does not verify (display only: nothing can be appended then)."""
+    """The folded ``SessionState`` (``at``: only up to that seq). Its ``integrity`` is always
+    there: ``ok`` false, with the problems, when the ledger does not verify (display only:
+    nothing can be appended then)."""
     from tht.projections import status_json
 
     if at is not None:

@@ -128,9 +128,31 @@ def test_status_at_folds_only_the_first_events(
 def test_human_output_shows_the_stage_timeline(
     workspace: Path, tht: Callable[..., Result], session: str
 ) -> None:
-    out = tht("session", "status", session).stdout
-    assert "F1" in out and "F8" in out
-    assert "disambiguation ←" in out
+    done = tht("session", "status", session)
+    assert "F1" in done.stdout and "F8" in done.stdout
+    assert "disambiguation ←" in done.stdout
+    assert "does not verify" not in done.stderr  # a sound ledger gets no integrity warning
+    assert tht("session", "status", session, "--json").json()["integrity"] == {
+        "ok": True,
+        "problems": [],
+    }
+
+
+def test_status_warns_when_the_ledger_does_not_verify(
+    workspace: Path, tht: Callable[..., Result], session: str
+) -> None:
+    ledger = workspace / "sessions" / session / "ledger.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    # the last event rewritten behind the kernel's back: it no longer hashes to its own hash
+    # (status is the cheap display check: it reads what is new since its cache, and the anchor)
+    lines[-1] = lines[-1].replace(b'"actor":"', b'"actor":"x', 1)
+    ledger.write_bytes(b"".join(lines))
+    done = tht("session", "status", session)
+    assert done.code == 0  # display only
+    assert "does not verify" in done.stderr
+    body = tht("session", "status", session, "--json").json()
+    assert body["integrity"]["ok"] is False
+    assert body["integrity"]["problems"]
 
 
 def test_session_id_defaults_to_env_and_accepts_a_unique_prefix(

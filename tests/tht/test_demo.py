@@ -102,6 +102,9 @@ def test_demo_drives_a_session_to_a_verified_finalization(
     assert "mcp-technical-analyst" in out  # the routing hook's hint
     assert "memory_promotion" in out.split("$ tht analytics sessions")[1]
     assert "\n$ tht ledger verify\nok: " in out
+    # every ledger the demo writes verifies, so no command warns that one does not
+    assert "does not verify" not in out + done.stderr
+    assert "warning:" not in out + done.stderr
     # the second session recalls the first one's promoted clarification and solved question
     second = out.split("# a second session on the same workspace")[1]
     assert "memory_recall: review" in second

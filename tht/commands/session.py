@@ -150,7 +150,7 @@ def status(
     app_ = open_for(inv)
     sid = session_for(app_, session)
     body, loaded = status_body(app_, sid, at=at)
-    if "integrity" in body:
+    if not body["integrity"]["ok"]:
         inv.note(
             "warning: this ledger does not verify (status is display only, nothing can be "
             "appended): run `tht ledger verify`"
