@@ -1,6 +1,7 @@
 """The ledger envelope and the payload base (ARCHITECTURE §3.1), apart from the registry of
 event types (:mod:`kernel.events`) so that event families defined in their own files (the
-Memory registry's, :mod:`kernel.memory_events`) share them without an import cycle."""
+workspace ledgers': :mod:`kernel.reviewer_events`, :mod:`kernel.catalog_events`,
+:mod:`kernel.memory_events`) share them without an import cycle."""
 
 from __future__ import annotations
 

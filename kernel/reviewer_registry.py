@@ -17,17 +17,14 @@ import msgspec
 
 from kernel.clock import Clock
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyError, UsageError
-from kernel.events import (
-    Event,
-    EventDraft,
-    Payload,
+from kernel.events import Event, EventDraft, Payload, decode_event
+from kernel.ledger import Ledger
+from kernel.ledger_verify import VerifyReport, verify_ledger_bytes
+from kernel.reviewer_events import (
     ReviewerAddedPayload,
     ReviewerRevokedPayload,
     WorkflowApprovedPayload,
-    decode_event,
 )
-from kernel.ledger import Ledger
-from kernel.ledger_verify import VerifyReport, verify_ledger_bytes
 from kernel.reviewers import REGISTRY_LEDGER_ID, RegistryState, check_entry, fold_registry
 from kernel.signing import SigningKey, proof_message
 

@@ -28,17 +28,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from kernel.errors import PolicyError, UsageError
-from kernel.events import (
-    REGISTRY_TYPES,
-    Event,
+from kernel.events import REGISTRY_TYPES, Event, canonical_bytes, info_of
+from kernel.ledger_verify import Problem
+from kernel.reviewer_events import (
     ReviewerAdded,
     ReviewerAddedPayload,
     ReviewerRevoked,
     WorkflowApproved,
-    canonical_bytes,
-    info_of,
 )
-from kernel.ledger_verify import Problem
 from kernel.signing import (
     key_id_of,
     proof_message,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from modules.catalog.endpoints import format_endpoint, pair_key, parse_endpoint, relationship_id
@@ -100,7 +101,7 @@ def plan_add(
         type="relationship_added",
         actor=actor,
         subject=rid,
-        payload=ev.RelationshipAddedPayload(
+        payload=cev.RelationshipAddedPayload(
             id=rid,
             from_table=from_table,
             from_columns=from_columns,
@@ -135,7 +136,7 @@ def plan_delete(
         type="relationship_deleted",
         actor=actor,
         subject=rid,
-        payload=ev.RelationshipDeletedPayload(
+        payload=cev.RelationshipDeletedPayload(
             id=rid, mode="permanent" if permanent else "logical", reason=why
         ),
     )
@@ -149,7 +150,7 @@ def plan_restore(state: CatalogState, rid: str, *, reason: str, actor: str) -> e
         type="relationship_restored",
         actor=actor,
         subject=rid,
-        payload=ev.RelationshipRestoredPayload(id=rid, reason=reason.strip()),
+        payload=cev.RelationshipRestoredPayload(id=rid, reason=reason.strip()),
     )
 
 
@@ -165,7 +166,7 @@ def plan_reconstruct(state: CatalogState, *, reason: str, actor: str) -> list[ev
     generated = [
         d
         for d in generated_drafts(content, None, actor)
-        if isinstance(d.payload, ev.RelationshipGeneratedPayload)
+        if isinstance(d.payload, cev.RelationshipGeneratedPayload)
         and pair_key(
             d.payload.from_table, d.payload.from_columns, d.payload.to_table, d.payload.to_columns
         )
@@ -174,7 +175,7 @@ def plan_reconstruct(state: CatalogState, *, reason: str, actor: str) -> list[ev
     marker = ev.EventDraft(
         type="relationships_reconstructed",
         actor=actor,
-        payload=ev.RelationshipsReconstructedPayload(
+        payload=cev.RelationshipsReconstructedPayload(
             generated=len(generated), reason=reason.strip()
         ),
     )
@@ -219,7 +220,7 @@ def plan_cleanup(
     return ev.EventDraft(
         type="catalog_cleaned",
         actor=actor,
-        payload=ev.CatalogCleanedPayload(
+        payload=cev.CatalogCleanedPayload(
             tables=tuple(dict.fromkeys(names)),
             columns=tuple(dict.fromkeys(refs)),
             relationships=tuple(dict.fromkeys(relationships)),

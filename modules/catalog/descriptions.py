@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from modules.catalog.curation import resolve_column
@@ -178,7 +179,7 @@ def _history(
     return (*record.description_history, DescriptionChange(seq=seq, kind=kind, actor=actor))
 
 
-def _set(tables: Mapping[str, CatalogTable], event: ev.DescriptionSet) -> dict[str, CatalogTable]:
+def _set(tables: Mapping[str, CatalogTable], event: cev.DescriptionSet) -> dict[str, CatalogTable]:
     p = event.payload
     table, column = _locate(tables, p.target)
     record = _record(table, column)
@@ -197,7 +198,7 @@ def _set(tables: Mapping[str, CatalogTable], event: ev.DescriptionSet) -> dict[s
     return {table.name: changed}
 
 
-def _check_source(event: ev.DescriptionGenerated) -> None:
+def _check_source(event: cev.DescriptionGenerated) -> None:
     p = event.payload
     if p.source == AGENT_SOURCE:
         if event.actor != "agent" or p.run is not None:
@@ -217,7 +218,7 @@ def _check_source(event: ev.DescriptionGenerated) -> None:
 
 
 def _generated(
-    tables: Mapping[str, CatalogTable], event: ev.DescriptionGenerated
+    tables: Mapping[str, CatalogTable], event: cev.DescriptionGenerated
 ) -> dict[str, CatalogTable]:
     p = event.payload
     _check_source(event)
@@ -242,7 +243,7 @@ def _generated(
 
 
 def _consolidated(
-    tables: Mapping[str, CatalogTable], event: ev.DescriptionsConsolidated
+    tables: Mapping[str, CatalogTable], event: cev.DescriptionsConsolidated
 ) -> dict[str, CatalogTable]:
     p = event.payload
     if not p.targets:
@@ -284,11 +285,11 @@ def apply_description(
 ) -> dict[str, CatalogTable]:
     """The tables a description entry changes (by name); :class:`DescriptionRejected` when the
     entry is not valid on ``tables``. Human-only entries are checked by the fold itself."""
-    if isinstance(event, ev.DescriptionSet):
+    if isinstance(event, cev.DescriptionSet):
         return _set(tables, event)
-    if isinstance(event, ev.DescriptionGenerated):
+    if isinstance(event, cev.DescriptionGenerated):
         return _generated(tables, event)
-    if isinstance(event, ev.DescriptionsConsolidated):
+    if isinstance(event, cev.DescriptionsConsolidated):
         return _consolidated(tables, event)
     raise DescriptionRejected("description", f"{type(event).__name__} is not a description entry")
 
@@ -321,7 +322,7 @@ def plan_description(
         type="description_set",
         actor=actor,
         subject=name,
-        payload=ev.DescriptionSetPayload(target=name, text=written, reason=reason.strip()),
+        payload=cev.DescriptionSetPayload(target=name, text=written, reason=reason.strip()),
     )
 
 
@@ -335,7 +336,7 @@ def plan_proposal(
         type="description_generated",
         actor="agent",
         subject=name,
-        payload=ev.DescriptionGeneratedPayload(
+        payload=cev.DescriptionGeneratedPayload(
             target=name, text=written, language=language, source=AGENT_SOURCE
         ),
     )
@@ -368,7 +369,7 @@ def plan_consolidation(
     else:
         names = list(dict.fromkeys(resolve_target(state, t) for t in targets))
         chosen = [(n, _locate_state(state, n)) for n in names]
-    items: list[ev.ConsolidatedTargetPayload] = []
+    items: list[cev.ConsolidatedTargetPayload] = []
     skipped: list[dict[str, str]] = []
     for name, record in chosen:
         why = blocker(record)
@@ -376,7 +377,7 @@ def plan_consolidation(
             skipped.append({"target": name, "why": why})
             continue
         assert record.generated is not None
-        items.append(ev.ConsolidatedTargetPayload(target=name, generated_seq=record.generated.seq))
+        items.append(cev.ConsolidatedTargetPayload(target=name, generated_seq=record.generated.seq))
     if not items:
         shown = ", ".join(f"{s['target']} ({s['why']})" for s in skipped) or "none has one"
         raise PolicyError(
@@ -387,6 +388,6 @@ def plan_consolidation(
         type="descriptions_consolidated",
         actor=actor,
         subject=items[0].target if len(items) == 1 else None,
-        payload=ev.DescriptionsConsolidatedPayload(targets=tuple(items), reason=reason.strip()),
+        payload=cev.DescriptionsConsolidatedPayload(targets=tuple(items), reason=reason.strip()),
     )
     return ConsolidationPlan(draft=draft, consolidated=[i.target for i in items], skipped=skipped)

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.database.types import Introspection
 from kernel.replay import is_human_actor
@@ -113,23 +114,23 @@ class _Folder:
         self.batch_expected = state.batch_expected
         self.open = state.batch is not None
         self.handlers: dict[type[ev.Event], Callable[[ev.Event], None]] = {
-            ev.CatalogSyncStarted: self._started,
-            ev.CatalogSyncCompleted: self._completed,
-            ev.CatalogSyncFailed: self._failed,
-            ev.RelationshipGenerated: self._generated,
-            ev.RelationshipAdded: self._added,
-            ev.RelationshipDeleted: self._deleted,
-            ev.RelationshipRestored: self._restored,
-            ev.RelationshipsReconstructed: self._reconstructed,
-            ev.CatalogCleaned: self._cleaned,
+            cev.CatalogSyncStarted: self._started,
+            cev.CatalogSyncCompleted: self._completed,
+            cev.CatalogSyncFailed: self._failed,
+            cev.RelationshipGenerated: self._generated,
+            cev.RelationshipAdded: self._added,
+            cev.RelationshipDeleted: self._deleted,
+            cev.RelationshipRestored: self._restored,
+            cev.RelationshipsReconstructed: self._reconstructed,
+            cev.CatalogCleaned: self._cleaned,
             ev.LedgerRepaired: self._repaired,
-            ev.SensitiveFlagSet: self._flag_set,
-            ev.SensitiveSuggestionRun: self._suggestion_run,
-            ev.DescriptionSet: self._described,
-            ev.DescriptionGenerated: self._described,
-            ev.DescriptionsConsolidated: self._described,
-            ev.DescriptionGenerationStarted: self._generation_started,
-            ev.DescriptionGenerationFinished: self._generation_finished,
+            cev.SensitiveFlagSet: self._flag_set,
+            cev.SensitiveSuggestionRun: self._suggestion_run,
+            cev.DescriptionSet: self._described,
+            cev.DescriptionGenerated: self._described,
+            cev.DescriptionsConsolidated: self._described,
+            cev.DescriptionGenerationStarted: self._generation_started,
+            cev.DescriptionGenerationFinished: self._generation_finished,
         }
 
     # ------------------------------------------------------------------ driving
@@ -195,7 +196,7 @@ class _Folder:
         return found
 
     def _started(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.CatalogSyncStarted)
+        assert isinstance(event, cev.CatalogSyncStarted)
         p = event.payload
         if self.active_run is not None:
             raise _Reject("run", f"run {self.active_run} is still active; {p.run} cannot start")
@@ -214,7 +215,7 @@ class _Folder:
         self.dialect = p.dialect
 
     def _completed(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.CatalogSyncCompleted)
+        assert isinstance(event, cev.CatalogSyncCompleted)
         p = event.payload
         run = self._active(p.run)
         applied = (p.snapshot, p.version)
@@ -240,7 +241,7 @@ class _Folder:
         self.batch, self.batch_actor = "sync", event.actor
 
     def _failed(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.CatalogSyncFailed)
+        assert isinstance(event, cev.CatalogSyncFailed)
         p = event.payload
         run = self._active(p.run)
         self.runs[p.run] = _replace(
@@ -255,7 +256,7 @@ class _Folder:
 
     # ------------------------------------------------------------------ relationships
 
-    def _endpoints(self, p: ev.RelationshipEndpointsPayload) -> None:
+    def _endpoints(self, p: cev.RelationshipEndpointsPayload) -> None:
         for table, columns in ((p.from_table, p.from_columns), (p.to_table, p.to_columns)):
             found = self.content.tables.get(table)
             if found is None:
@@ -274,7 +275,7 @@ class _Folder:
             raise _Reject("duplicate", f"relationship {p.id} already exists")
 
     def _generated(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.RelationshipGenerated)
+        assert isinstance(event, cev.RelationshipGenerated)
         if not self.open or self.batch not in ("sync", "reconstruct"):
             raise _Reject("batch", "a generated relationship outside a sync or reconstruction")
         if event.actor != self.batch_actor:
@@ -297,7 +298,7 @@ class _Folder:
         )
 
     def _added(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.RelationshipAdded)
+        assert isinstance(event, cev.RelationshipAdded)
         p = event.payload
         self._endpoints(p)
         self.content.logical[p.id] = LogicalRelationship(
@@ -312,7 +313,7 @@ class _Folder:
         )
 
     def _deleted(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.RelationshipDeleted)
+        assert isinstance(event, cev.RelationshipDeleted)
         p = event.payload
         found = self.content.logical.get(p.id)
         if found is None:
@@ -333,7 +334,7 @@ class _Folder:
             raise _Reject("batch", "ledger_repaired is a command of its own")
 
     def _restored(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.RelationshipRestored)
+        assert isinstance(event, cev.RelationshipRestored)
         found = self.content.logical.get(event.payload.id)
         if found is None or found.state != "deleted":
             raise _Reject("relationship", f"{event.payload.id} is not logically deleted")
@@ -342,7 +343,7 @@ class _Folder:
         )
 
     def _reconstructed(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.RelationshipsReconstructed)
+        assert isinstance(event, cev.RelationshipsReconstructed)
         self.batch, self.batch_actor = "reconstruct", event.actor
         self.batch_expected = event.payload.generated
         if event.payload.generated and not event.batch_left:
@@ -351,7 +352,7 @@ class _Folder:
     # ------------------------------------------------------------------ cleanup
 
     def _cleaned(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.CatalogCleaned)
+        assert isinstance(event, cev.CatalogCleaned)
         p = event.payload
         tables = self.content.tables
         missing = [t for t in p.tables if t not in tables]
@@ -380,7 +381,7 @@ class _Folder:
     # ------------------------------------------------------------------ sensitive data
 
     def _flag_set(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.SensitiveFlagSet)
+        assert isinstance(event, cev.SensitiveFlagSet)
         p = event.payload
         table = self.content.tables.get(p.table)
         column = table.column(p.column) if table is not None else None
@@ -394,7 +395,7 @@ class _Folder:
         self.content.tables[p.table] = _replace(table, columns=columns)
 
     def _suggestion_run(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.SensitiveSuggestionRun)
+        assert isinstance(event, cev.SensitiveSuggestionRun)
         p = event.payload
         if p.run in self.suggestion_runs:
             raise _Reject("run", f"suggestion run {p.run} already exists")
@@ -425,14 +426,14 @@ class _Folder:
             changed = apply_description(self.content.tables, event)
         except DescriptionRejected as rejected:
             raise _Reject(rejected.code, rejected.message) from rejected
-        if isinstance(event, ev.DescriptionGenerated):
+        if isinstance(event, cev.DescriptionGenerated):
             self._generation_tally(event.payload.run, event.payload.non_generatable)
         self.content.tables.update(changed)
 
     # ------------------------------------------------------------------ description generation
 
     def _generation_started(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.DescriptionGenerationStarted)
+        assert isinstance(event, cev.DescriptionGenerationStarted)
         p = event.payload
         if self.active_generation is not None:
             raise _Reject(
@@ -469,7 +470,7 @@ class _Folder:
         self.generation_runs[run] = found
 
     def _generation_finished(self, event: ev.Event) -> None:
-        assert isinstance(event, ev.DescriptionGenerationFinished)
+        assert isinstance(event, cev.DescriptionGenerationFinished)
         p = event.payload
         found = self.generation_runs.get(p.run)
         if found is None or self.active_generation != p.run:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import NotFoundError, UsageError
 from modules.catalog.records import CatalogColumn, CatalogState, CatalogTable
@@ -404,7 +405,7 @@ def plan_started(
         type="description_generation_started",
         actor=GENERATOR,
         subject=run,
-        payload=ev.DescriptionGenerationStartedPayload(
+        payload=cev.DescriptionGenerationStartedPayload(
             run=run,
             profile=profile,
             model=model,
@@ -425,7 +426,7 @@ def plan_generated(
             type="description_generated",
             actor=GENERATOR,
             subject=r.target.ref,
-            payload=ev.DescriptionGeneratedPayload(
+            payload=cev.DescriptionGeneratedPayload(
                 target=r.target.ref,
                 text=r.text,
                 language=language,
@@ -457,7 +458,7 @@ def plan_finished(run: str, counts: RunCounts, status: Status, reason: str = "")
         type="description_generation_finished",
         actor=GENERATOR,
         subject=run,
-        payload=ev.DescriptionGenerationFinishedPayload(
+        payload=cev.DescriptionGenerationFinishedPayload(
             run=run,
             status=status,
             requested=counts.requested,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from modules.catalog.curation import resolve_column
@@ -85,7 +86,7 @@ def plan_flags(
                 type="sensitive_flag_set",
                 actor=actor,
                 subject=ref,
-                payload=ev.SensitiveFlagSetPayload(
+                payload=cev.SensitiveFlagSetPayload(
                     table=table, column=column, sensitive=sensitive, reason=reason.strip()
                 ),
             )
@@ -147,7 +148,7 @@ def plan_suggestion_run(run: str, suggestion: Suggestion) -> ev.EventDraft:
         type="sensitive_suggestion_run",
         actor=SUGGESTER,
         subject=run,
-        payload=ev.SensitiveSuggestionRunPayload(
+        payload=cev.SensitiveSuggestionRunPayload(
             run=run,
             mode="offline",
             scope=suggestion.scope,

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from modules.catalog.generation_run import (
     GenerationBatch,
@@ -311,7 +312,7 @@ def plan_model_run(
         type="sensitive_suggestion_run",
         actor=SUGGESTER,
         subject=run,
-        payload=ev.SensitiveSuggestionRunPayload(
+        payload=cev.SensitiveSuggestionRunPayload(
             run=run,
             mode="model",
             scope=suggestion.scope,

@@ -16,6 +16,7 @@ after a Catalog Metadata Cleanup still restores what the cleanup removed.
 
 from __future__ import annotations
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.database.types import Introspection
 from modules.catalog.generation import generate_candidates
@@ -48,7 +49,7 @@ def plan_sync_started(
         type="catalog_sync_started",
         actor=SYNC_ACTOR,
         subject=run,
-        payload=ev.CatalogSyncStartedPayload(
+        payload=cev.CatalogSyncStartedPayload(
             run=run, scope=scope, binding=binding, dialect=dialect
         ),
     )
@@ -59,7 +60,7 @@ def plan_sync_failed(run: str, *, code: str, reason: str) -> ev.EventDraft:
         type="catalog_sync_failed",
         actor=SYNC_ACTOR,
         subject=run,
-        payload=ev.CatalogSyncFailedPayload(run=run, code=code, reason=reason),
+        payload=cev.CatalogSyncFailedPayload(run=run, code=code, reason=reason),
     )
 
 
@@ -104,7 +105,7 @@ def generated_drafts(
                 type="relationship_generated",
                 actor=actor,
                 subject=rid,
-                payload=ev.RelationshipGeneratedPayload(
+                payload=cev.RelationshipGeneratedPayload(
                     id=rid,
                     from_table=candidate.from_table,
                     from_columns=(candidate.from_column,),
@@ -138,7 +139,7 @@ def plan_sync_completed(
         type="catalog_sync_completed",
         actor=SYNC_ACTOR,
         subject=run,
-        payload=ev.CatalogSyncCompletedPayload(
+        payload=cev.CatalogSyncCompletedPayload(
             run=run,
             snapshot=sha256,
             version=version,
@@ -146,7 +147,7 @@ def plan_sync_completed(
             columns=columns,
             relationships=relationships,
             capabilities=dict(snapshot.capabilities),
-            changes=ev.CatalogChangesPayload(
+            changes=cev.CatalogChangesPayload(
                 added=changes.added, removed=changes.removed, changed=changes.changed
             ),
             unchanged=unchanged,
@@ -172,7 +173,7 @@ def plan_sync_unchanged(
             type="catalog_sync_completed",
             actor=SYNC_ACTOR,
             subject=run,
-            payload=ev.CatalogSyncCompletedPayload(
+            payload=cev.CatalogSyncCompletedPayload(
                 run=run,
                 snapshot=reuse.snapshot,
                 version=reuse.version,

@@ -245,6 +245,7 @@ def test_a_forged_unflagging_line_stops_every_command_that_would_read_the_values
 def forge_unflag(ws: Path) -> None:
     """Append ``sensitive_flag_set`` (email → false) by ``agent`` through the store, as anyone
     who can write the workspace's files could: the chain and the anchor stay valid."""
+    from kernel import catalog_events as cev
     from kernel import events as ev
     from kernel.clock import FixedClock
     from tht.composition import open_app
@@ -253,7 +254,7 @@ def forge_unflag(ws: Path) -> None:
     draft = ev.EventDraft(
         type="sensitive_flag_set",
         actor="agent",
-        payload=ev.SensitiveFlagSetPayload(
+        payload=cev.SensitiveFlagSetPayload(
             table="clienti", column="email", sensitive=False, reason="x"
         ),
     )

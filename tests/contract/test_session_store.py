@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock, SeededIds
 from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyError, UsageError
@@ -530,7 +531,7 @@ def _sync_started(run: str = "01RUN") -> ev.EventDraft:
         type="catalog_sync_started",
         actor="module:catalog",
         subject=run,
-        payload=ev.CatalogSyncStartedPayload(run=run, binding="sqlite:///x.db", dialect="sqlite"),
+        payload=cev.CatalogSyncStartedPayload(run=run, binding="sqlite:///x.db", dialect="sqlite"),
     )
 
 

@@ -20,14 +20,13 @@ from kernel.events import (
     Event,
     EventDraft,
     ReviewAnsweredPayload,
-    ReviewerAddedPayload,
-    WorkflowApprovedPayload,
     decode_event,
     encode_event,
     stamp,
 )
 from kernel.ledger import line_hash
 from kernel.ledger_verify import genesis_hash
+from kernel.reviewer_events import ReviewerAddedPayload, WorkflowApprovedPayload
 from kernel.reviewer_registry import ReviewerRegistry
 from kernel.reviewers import REGISTRY_LEDGER_ID, fold_registry
 from kernel.signing import SigningKey, proof_message

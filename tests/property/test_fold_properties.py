@@ -10,8 +10,10 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel import memory_events as mev
+from kernel import reviewer_events as rev
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.workflow import load_workflow
 from kernel.workflow_kernel import StatusCache
@@ -94,20 +96,20 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
     ),
     "ledger_repaired": st.builds(ev.LedgerRepairedPayload, reason=words),
     "reviewer_added": st.builds(
-        ev.ReviewerAddedPayload, reviewer=words, key_id=words, public_key=words, proof=words
+        rev.ReviewerAddedPayload, reviewer=words, key_id=words, public_key=words, proof=words
     ),
     "reviewer_revoked": st.builds(
-        ev.ReviewerRevokedPayload, reviewer=words, key_id=words, reason=words
+        rev.ReviewerRevokedPayload, reviewer=words, key_id=words, reason=words
     ),
     "workflow_approved": st.builds(
-        ev.WorkflowApprovedPayload, sha256=st.just(SHA), name=words, version=st.integers(1, 3)
+        rev.WorkflowApprovedPayload, sha256=st.just(SHA), name=words, version=st.integers(1, 3)
     ),
     # Metadata Catalog entries (a workspace-level ledger's): never in a session, ignored by it
     "catalog_sync_started": st.builds(
-        ev.CatalogSyncStartedPayload, run=words, binding=words, dialect=st.just("sqlite")
+        cev.CatalogSyncStartedPayload, run=words, binding=words, dialect=st.just("sqlite")
     ),
     "catalog_sync_completed": st.builds(
-        ev.CatalogSyncCompletedPayload,
+        cev.CatalogSyncCompletedPayload,
         run=words,
         snapshot=st.just(SHA),
         version=words,
@@ -116,10 +118,10 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         relationships=st.integers(0, 3),
     ),
     "catalog_sync_failed": st.builds(
-        ev.CatalogSyncFailedPayload, run=words, code=words, reason=words
+        cev.CatalogSyncFailedPayload, run=words, code=words, reason=words
     ),
     "relationship_generated": st.builds(
-        ev.RelationshipGeneratedPayload,
+        cev.RelationshipGeneratedPayload,
         id=words,
         from_table=words,
         from_columns=st.just(("a",)),
@@ -128,7 +130,7 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         rule=words,
     ),
     "relationship_added": st.builds(
-        ev.RelationshipAddedPayload,
+        cev.RelationshipAddedPayload,
         id=words,
         from_table=words,
         from_columns=st.just(("a",)),
@@ -136,29 +138,33 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         to_columns=st.just(("b",)),
     ),
     "relationship_deleted": st.builds(
-        ev.RelationshipDeletedPayload,
+        cev.RelationshipDeletedPayload,
         id=words,
         mode=st.sampled_from(["logical", "permanent"]),
         reason=words,
     ),
-    "relationship_restored": st.builds(ev.RelationshipRestoredPayload, id=words),
+    "relationship_restored": st.builds(cev.RelationshipRestoredPayload, id=words),
     "relationships_reconstructed": st.builds(
-        ev.RelationshipsReconstructedPayload, generated=st.integers(0, 2)
+        cev.RelationshipsReconstructedPayload, generated=st.integers(0, 2)
     ),
-    "catalog_cleaned": st.builds(ev.CatalogCleanedPayload, reason=words),
+    "catalog_cleaned": st.builds(cev.CatalogCleanedPayload, reason=words),
     "sensitive_flag_set": st.builds(
-        ev.SensitiveFlagSetPayload, table=words, column=words, sensitive=st.booleans(), reason=words
+        cev.SensitiveFlagSetPayload,
+        table=words,
+        column=words,
+        sensitive=st.booleans(),
+        reason=words,
     ),
     "sensitive_suggestion_run": st.builds(
-        ev.SensitiveSuggestionRunPayload,
+        cev.SensitiveSuggestionRunPayload,
         run=words,
         mode=st.just("offline"),
         considered=st.integers(0, 9),
         proposed=st.integers(0, 9),
     ),
-    "description_set": st.builds(ev.DescriptionSetPayload, target=words, text=words, reason=words),
+    "description_set": st.builds(cev.DescriptionSetPayload, target=words, text=words, reason=words),
     "description_generated": st.builds(
-        ev.DescriptionGeneratedPayload,
+        cev.DescriptionGeneratedPayload,
         target=words,
         text=words,
         language=st.sampled_from(["it", "en"]),
@@ -167,15 +173,15 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         non_generatable=st.booleans(),
     ),
     "descriptions_consolidated": st.builds(
-        ev.DescriptionsConsolidatedPayload,
+        cev.DescriptionsConsolidatedPayload,
         targets=st.lists(
-            st.builds(ev.ConsolidatedTargetPayload, target=words, generated_seq=st.integers(1, 9)),
+            st.builds(cev.ConsolidatedTargetPayload, target=words, generated_seq=st.integers(1, 9)),
             max_size=2,
         ).map(tuple),
         reason=words,
     ),
     "description_generation_started": st.builds(
-        ev.DescriptionGenerationStartedPayload,
+        cev.DescriptionGenerationStartedPayload,
         run=words,
         profile=words,
         model=words,
@@ -183,7 +189,7 @@ _KERNEL_PAYLOADS: dict[str, st.SearchStrategy[ev.Payload]] = {
         language=st.sampled_from(["it", "en"]),
     ),
     "description_generation_finished": st.builds(
-        ev.DescriptionGenerationFinishedPayload,
+        cev.DescriptionGenerationFinishedPayload,
         run=words,
         status=st.sampled_from(["completed", "interrupted", "failed"]),
         requested=st.integers(0, 9),

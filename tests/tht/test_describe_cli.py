@@ -204,6 +204,7 @@ def test_the_same_description_again_is_refused(ws: Path, tht: Tht) -> None:
 def test_a_consolidation_forged_by_an_agent_fails_verification(
     ws: Path, tht: Tht, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from kernel import catalog_events as cev
     from kernel import events as ev
     from kernel.clock import FixedClock
     from tht import catalog_runtime
@@ -214,8 +215,8 @@ def test_a_consolidation_forged_by_an_agent_fails_verification(
     forged = ev.EventDraft(
         type="descriptions_consolidated",
         actor="agent",
-        payload=ev.DescriptionsConsolidatedPayload(
-            targets=(ev.ConsolidatedTargetPayload(target="ordini", generated_seq=body["seq"]),),
+        payload=cev.DescriptionsConsolidatedPayload(
+            targets=(cev.ConsolidatedTargetPayload(target="ordini", generated_seq=body["seq"]),),
             reason="trust me",
         ),
     )

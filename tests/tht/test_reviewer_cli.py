@@ -14,8 +14,9 @@ import msgspec
 import pytest
 
 from kernel.clock import FixedClock
-from kernel.events import EventDraft, ReviewAnsweredPayload, ReviewerAddedPayload, stamp
+from kernel.events import EventDraft, ReviewAnsweredPayload, stamp
 from kernel.ledger import line_hash
+from kernel.reviewer_events import ReviewerAddedPayload
 from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import SigningKey, generate_signing_key, proof_message
 from tht.ptyrun import TerminalRun, run_in_terminal

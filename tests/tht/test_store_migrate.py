@@ -22,6 +22,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import ConflictError
@@ -74,7 +75,7 @@ def _sync_started(run: str) -> ev.EventDraft:
         type="catalog_sync_started",
         actor="module:catalog",
         subject=run,
-        payload=ev.CatalogSyncStartedPayload(run=run, binding="sqlite:///x.db", dialect="sqlite"),
+        payload=cev.CatalogSyncStartedPayload(run=run, binding="sqlite:///x.db", dialect="sqlite"),
     )
 
 

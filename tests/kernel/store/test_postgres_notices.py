@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import ConflictError
@@ -92,7 +93,9 @@ def _catalog_events() -> list[ev.Event]:
         type="catalog_sync_started",
         actor="agent",
         subject="run-1",
-        payload=ev.CatalogSyncStartedPayload(run="run-1", binding="sqlite:///db", dialect="sqlite"),
+        payload=cev.CatalogSyncStartedPayload(
+            run="run-1", binding="sqlite:///db", dialect="sqlite"
+        ),
     )
     return [ev.stamp(draft, seq=1, ts="2026-01-01T00:00:00.000Z", prev=_catalog_genesis())]
 

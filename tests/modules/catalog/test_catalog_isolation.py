@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError, PolicyError
@@ -63,7 +64,7 @@ def test_a_catalog_entry_forged_into_a_session_ledger_is_an_integrity_problem(
     draft = ev.EventDraft(
         type="catalog_sync_started",
         actor="module:catalog",
-        payload=ev.CatalogSyncStartedPayload(run="r", binding="x", dialect="sqlite"),
+        payload=cev.CatalogSyncStartedPayload(run="r", binding="x", dialect="sqlite"),
     )
     ledger.append([draft], expected_last_seq=ledger.tail().last_seq, clock=FixedClock())
     report = kernel.verify(session)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError
@@ -58,7 +59,7 @@ def test_an_unsigned_human_entry_after_signed_ones_is_refused(
     forged = ev.EventDraft(
         type="relationship_restored",
         actor=ANN,
-        payload=ev.RelationshipRestoredPayload(id=CUSTOMER),
+        payload=cev.RelationshipRestoredPayload(id=CUSTOMER),
     )
     ledger.append([forged], expected_last_seq=ledger.tail().last_seq, clock=FixedClock())
     report = catalog.verify()

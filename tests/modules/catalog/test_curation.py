@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from modules.catalog import (
@@ -45,7 +46,7 @@ def state_of(catalog: Catalog, rid: str) -> str | None:
 def test_a_manual_relationship_joins_two_catalog_columns(catalog: Catalog) -> None:
     state = catalog.load().state
     draft = plan_add(state, "ORDERS.placed", "customers.name", rationale="why not", actor=ANN)
-    assert isinstance(draft.payload, ev.RelationshipAddedPayload)
+    assert isinstance(draft.payload, cev.RelationshipAddedPayload)
     assert (draft.payload.from_table, draft.payload.from_columns) == ("orders", ("placed",))
     record(catalog, draft)
     added = catalog.load().state.logical[draft.payload.id]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
@@ -94,7 +95,7 @@ def generated_draft(
     return ev.EventDraft(
         type="description_generated",
         actor=actor,
-        payload=ev.DescriptionGeneratedPayload(
+        payload=cev.DescriptionGeneratedPayload(
             target=target,
             text=text,
             language="it",
@@ -109,8 +110,8 @@ def consolidated_draft(target: str, seq: int, actor: str = ANN) -> ev.EventDraft
     return ev.EventDraft(
         type="descriptions_consolidated",
         actor=actor,
-        payload=ev.DescriptionsConsolidatedPayload(
-            targets=(ev.ConsolidatedTargetPayload(target=target, generated_seq=seq),),
+        payload=cev.DescriptionsConsolidatedPayload(
+            targets=(cev.ConsolidatedTargetPayload(target=target, generated_seq=seq),),
             reason="r",
         ),
     )
@@ -312,7 +313,7 @@ def test_a_description_set_forged_by_an_agent_is_a_problem(catalog: Catalog) -> 
         ev.EventDraft(
             type="description_set",
             actor="agent",
-            payload=ev.DescriptionSetPayload(target="orders", text="mine", reason="r"),
+            payload=cev.DescriptionSetPayload(target="orders", text="mine", reason="r"),
         ),
     )
     assert record(catalog, "orders").description == ""
@@ -357,13 +358,13 @@ def test_a_consolidation_naming_a_target_twice_is_a_problem_and_changes_nothing(
 ) -> None:
     propose(catalog, "orders", "A")
     seq = catalog.load().state.last_seq
-    item = ev.ConsolidatedTargetPayload(target="orders", generated_seq=seq)
+    item = cev.ConsolidatedTargetPayload(target="orders", generated_seq=seq)
     forge(
         catalog,
         ev.EventDraft(
             type="descriptions_consolidated",
             actor=ANN,
-            payload=ev.DescriptionsConsolidatedPayload(targets=(item, item), reason="r"),
+            payload=cev.DescriptionsConsolidatedPayload(targets=(item, item), reason="r"),
         ),
     )
     assert record(catalog, "orders").description == ""
@@ -421,7 +422,7 @@ def _draft(step: tuple[object, ...]) -> ev.EventDraft:
         return ev.EventDraft(
             type="description_set",
             actor=actor,
-            payload=ev.DescriptionSetPayload(target=target, text=str(value), reason="r"),
+            payload=cev.DescriptionSetPayload(target=target, text=str(value), reason="r"),
         )
     if kind in ("gen", "ngen"):
         return generated_draft(target, str(value), actor=actor, non_generatable=kind == "ngen")
@@ -456,14 +457,14 @@ def test_only_humans_change_descriptions_and_consolidation_copies_a_generated_te
         after = fold_catalog_from(state, [event], catalog.load_snapshot)
         changed = {t for t, d in _descriptions(after).items() if _descriptions(state).get(t) != d}
         accepted = len(after.problems) == len(state.problems)
-        if isinstance(event, ev.DescriptionGenerated):
+        if isinstance(event, cev.DescriptionGenerated):
             assert changed == set()  # a Generated Description never changes a Description
             if accepted and not event.payload.non_generatable:
                 generated_texts.setdefault(event.payload.target, set()).add(event.payload.text)
         if changed:
             assert accepted and event.actor.startswith("human:")
-            assert isinstance(event, ev.DescriptionSet | ev.DescriptionsConsolidated)
-        if isinstance(event, ev.DescriptionsConsolidated) and accepted:
+            assert isinstance(event, cev.DescriptionSet | cev.DescriptionsConsolidated)
+        if isinstance(event, cev.DescriptionsConsolidated) and accepted:
             for item in event.payload.targets:  # only from a generated text
                 assert _descriptions(after)[item.target] in generated_texts[item.target]
         state = after

@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError
@@ -51,7 +52,7 @@ def test_an_agent_cannot_record_curation(synced: tuple[MemoryStore, Catalog]) ->
     draft = ev.EventDraft(
         type="relationship_deleted",
         actor="agent",
-        payload=ev.RelationshipDeletedPayload(id=CUSTOMER, mode="logical", reason="x"),
+        payload=cev.RelationshipDeletedPayload(id=CUSTOMER, mode="logical", reason="x"),
     )
     assert forge(catalog, draft) == ["actor"]
     assert catalog.load().state.logical[CUSTOMER].state == "active"  # not applied
@@ -70,7 +71,7 @@ def test_a_generated_relationship_outside_a_sync_or_reconstruction_is_refused(
     draft = ev.EventDraft(
         type="relationship_generated",
         actor="module:catalog",
-        payload=ev.RelationshipGeneratedPayload(**endpoints(), rule="table_pk"),  # type: ignore[arg-type]
+        payload=cev.RelationshipGeneratedPayload(**endpoints(), rule="table_pk"),  # type: ignore[arg-type]
     )
     assert forge(catalog, draft) == ["batch"]
     assert CUSTOMER not in catalog.load().state.logical
@@ -92,7 +93,7 @@ def test_an_addition_must_name_catalog_columns_by_their_id(
     draft = ev.EventDraft(
         type="relationship_added",
         actor=ANN,
-        payload=ev.RelationshipAddedPayload(**endpoints(**changes)),  # type: ignore[arg-type]
+        payload=cev.RelationshipAddedPayload(**endpoints(**changes)),  # type: ignore[arg-type]
     )
     assert forge(catalog, draft) == [code]
 
@@ -104,7 +105,7 @@ def test_a_completion_of_a_run_that_is_not_active_is_refused(
     draft = ev.EventDraft(
         type="catalog_sync_failed",
         actor="module:catalog",
-        payload=ev.CatalogSyncFailedPayload(run="nope", code="error", reason="x"),
+        payload=cev.CatalogSyncFailedPayload(run="nope", code="error", reason="x"),
     )
     assert forge(catalog, draft) == ["run"]
 

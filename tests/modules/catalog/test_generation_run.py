@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError, NotFoundError, UsageError
@@ -86,7 +87,7 @@ def test_missing_only_skips_what_has_a_description_or_a_generated_one(catalog: C
         ev.EventDraft(
             type="description_set",
             actor="human:ann",
-            payload=ev.DescriptionSetPayload(target="orders.placed", text="when", reason="x"),
+            payload=cev.DescriptionSetPayload(target="orders.placed", text="when", reason="x"),
         )
     )
     forged = [

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
@@ -64,7 +65,7 @@ def draft(table: str, column: str, sensitive: bool, actor: str = ANN) -> ev.Even
     return ev.EventDraft(
         type="sensitive_flag_set",
         actor=actor,
-        payload=ev.SensitiveFlagSetPayload(
+        payload=cev.SensitiveFlagSetPayload(
             table=table, column=column, sensitive=sensitive, reason="x"
         ),
     )
@@ -85,7 +86,7 @@ def test_a_human_sets_and_clears_flags_in_one_batch(catalog: Catalog) -> None:
     ]
     events = catalog.caps.ledger.read().events[before:]
     assert [e.batch_left for e in events] == [1, 0]  # one batch
-    assert all(isinstance(e, ev.SensitiveFlagSet) and e.actor == ANN for e in events)
+    assert all(isinstance(e, cev.SensitiveFlagSet) and e.actor == ANN for e in events)
     assert flags(catalog) == {"people.email", "people.first_name"}
     flag(catalog, "people.email", on=False)
     assert flags(catalog) == {"people.first_name"}
@@ -226,7 +227,7 @@ def test_in_signed_mode_a_flag_is_signed_and_an_unsigned_one_is_a_forgery(
     run_sync(catalog)
     flag(catalog, "people.email")
     last = catalog.caps.ledger.read().events[-1]
-    assert isinstance(last, ev.SensitiveFlagSet) and last.sig is not None
+    assert isinstance(last, cev.SensitiveFlagSet) and last.sig is not None
     assert catalog.verify().ok
     forge(catalog, draft("people", "email", False))  # a human's name, no signature
     assert [p.code for p in catalog.verify().problems] == ["signature"]
@@ -259,9 +260,9 @@ def test_a_suggestion_run_records_counts_only(catalog: Catalog) -> None:
     suggestion = suggest(loaded.state, ["people"])
     catalog.append(loaded, [plan_suggestion_run("run1", suggestion)])
     line = catalog.caps.ledger.read().events[-1]
-    assert isinstance(line, ev.SensitiveSuggestionRun) and line.actor == "module:catalog"
+    assert isinstance(line, cev.SensitiveSuggestionRun) and line.actor == "module:catalog"
     assert ev.encode_event(line).count(b"first_name") == 0  # no per-column proposal
-    assert line.payload == ev.SensitiveSuggestionRunPayload(
+    assert line.payload == cev.SensitiveSuggestionRunPayload(
         run="run1", mode="offline", scope=("people",), considered=4, proposed=3
     )
     run = catalog.load().state.suggestion_runs["run1"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.errors import ConflictError, UnavailableError, UsageError
 from kernel.store.memory import MemoryStore
@@ -52,7 +53,7 @@ def test_a_run_records_started_then_completed_with_its_generated_relationships()
     events = catalog.caps.ledger.read().events
     assert events[0].batch_left == 0 and events[1].batch_left == 3  # completed + generated: one
     completed = events[1]
-    assert isinstance(completed, ev.CatalogSyncCompleted)
+    assert isinstance(completed, cev.CatalogSyncCompleted)
     assert catalog.caps.get_object(completed.payload.snapshot)  # content-addressed, stored
     assert report.to_json()["relationships"] == 4
 
@@ -137,7 +138,7 @@ def test_an_unchanged_resync_after_a_cleanup_restores_from_the_snapshot() -> Non
     assert db.introspections == 1 and "orders" in report.state.tables
     completed = catalog.caps.ledger.read().events
     assert any(
-        isinstance(e, ev.CatalogSyncCompleted) and e.payload.changes.added == ("orders",)
+        isinstance(e, cev.CatalogSyncCompleted) and e.payload.changes.added == ("orders",)
         for e in completed
     )
 

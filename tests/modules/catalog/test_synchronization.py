@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kernel import events as ev
+from kernel import catalog_events as cev
 from modules.catalog import Catalog, plan_delete, relationship_map, run_sync
 from tests.modules.catalog.fakes import FakeDatabase, catalog_on, shop
 
@@ -46,7 +46,7 @@ def test_synchronize_all_creates_updates_and_deletes_absent_tables() -> None:
     orders = state.tables["orders"]
     assert [c.name for c in orders.columns] == ["id", "customer_id", "placed", "note"]
     completed = [e for e in catalog.caps.ledger.read().events if e.seq == report.run.ended_seq]
-    assert isinstance(completed[0], ev.CatalogSyncCompleted)
+    assert isinstance(completed[0], cev.CatalogSyncCompleted)
     changes = completed[0].payload.changes
     assert (changes.added, changes.removed, changes.changed) == (
         ("suppliers",),
@@ -173,7 +173,7 @@ def test_a_resync_never_regenerates_an_existing_or_excluded_relationship() -> No
     new = set(second.logical) - set(first.logical)
     assert [second.logical[r].from_columns for r in new] == [("supplier_id",)]
     generated = [
-        e for e in catalog.caps.ledger.read().events if isinstance(e, ev.RelationshipGenerated)
+        e for e in catalog.caps.ledger.read().events if isinstance(e, cev.RelationshipGenerated)
     ]
     assert len(generated) == len({e.payload.id for e in generated})
 

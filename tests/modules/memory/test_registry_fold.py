@@ -7,6 +7,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.memory_events import MemorySource, SolvedQuestionSavedPayload
 from modules.memory import fold_registry, fold_registry_from, memory_id, solved_id, subject_key
@@ -190,7 +191,7 @@ def test_a_session_or_catalog_event_does_not_belong_in_the_registry() -> None:
         payload=ev.ConceptClarifiedPayload(meaning="flag"),
     )
     restored = ev.EventDraft(
-        type="relationship_restored", actor=ANA, payload=ev.RelationshipRestoredPayload(id="r")
+        type="relationship_restored", actor=ANA, payload=cev.RelationshipRestoredPayload(id="r")
     )
     state = fold(clarified, restored, saved("ablazione", "flag", "procedures.flag"))
     assert codes(state) == [(1, "not_memory"), (2, "not_memory")]

@@ -1,0 +1,62 @@
+"""The reviewer registry's entries (ARCHITECTURE §3.9): who may sign human decisions.
+
+The reviewer registry is a workspace-level ledger (``store.workspace_ledger("reviewers")``,
+§3.5): the same envelope, hash chain and store as a session, never valid in one. Its entries:
+
+- ``reviewer_added``: a reviewer's public key, with its proof of possession;
+- ``reviewer_revoked``: a key that may no longer sign;
+- ``workflow_approved``: a custom workflow file a reviewer approved for signed sessions.
+
+They are registered with every other type in :mod:`kernel.events`, which re-exports them.
+"""
+
+from kernel.event_base import Event, Payload
+
+__all__ = [
+    "ReviewerAdded",
+    "ReviewerAddedPayload",
+    "ReviewerRevoked",
+    "ReviewerRevokedPayload",
+    "WorkflowApproved",
+    "WorkflowApprovedPayload",
+]
+
+
+class ReviewerAddedPayload(Payload, frozen=True, kw_only=True):
+    """A reviewer's public key. ``proof`` is the new key's own signature of
+    ``tht-reviewer-key:<reviewer>:<key_id>`` (proof of possession); the line itself is signed by
+    the new key for the registry's first reviewer, by an existing reviewer afterwards."""
+
+    reviewer: str
+    key_id: str
+    public_key: str  # base64 of the raw 32-byte Ed25519 public key
+    proof: str
+    added_by: str | None = None
+
+
+class ReviewerRevokedPayload(Payload, frozen=True, kw_only=True):
+    reviewer: str
+    key_id: str
+    reason: str
+
+
+class WorkflowApprovedPayload(Payload, frozen=True, kw_only=True):
+    """A reviewer approved a custom workflow file (by the SHA-256 of its bytes) for signed
+    sessions: without it, an agent-written ``workflow.yaml`` could make every stage automatic."""
+
+    sha256: str
+    name: str
+    version: int
+    reason: str = ""
+
+
+class ReviewerAdded(Event, tag="reviewer_added", frozen=True, kw_only=True):
+    payload: ReviewerAddedPayload
+
+
+class ReviewerRevoked(Event, tag="reviewer_revoked", frozen=True, kw_only=True):
+    payload: ReviewerRevokedPayload
+
+
+class WorkflowApproved(Event, tag="workflow_approved", frozen=True, kw_only=True):
+    payload: WorkflowApprovedPayload
