@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-ambiqt eval-memory eval-admission clean smoke-cloud report-browser postgres-server
+.PHONY: demo test lint typecheck pytest bench schemas eval-evidence eval-schema eval-ambiqt eval-unanswerable eval-memory eval-admission clean smoke-cloud report-browser postgres-server
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -88,6 +88,10 @@ eval-schema: $(STAMP)
 # question). Writes golden/ambiqt/report.json; EVAL_JSON=FILE writes elsewhere.
 eval-ambiqt: $(STAMP)
 	$(BIN)/python -m benchmarks.eval_ambiqt
+
+# F1's unanswerable terms on BIRD mini-dev (every question answerable): false ones, and the probe
+eval-unanswerable: $(STAMP)
+	$(BIN)/python -m benchmarks.eval_unanswerable
 
 # F2 memory recall on benchmarks/data/memory_recall (its README): hit@3, false recall and
 # cross-lingual hit@3 per split, dense-only, BM25-only and fused; floors tuned on the dev split

@@ -55,6 +55,7 @@ from modules.disambiguation.ambiguity_terms import (
     tokenize,
 )
 from modules.disambiguation.ambiguity_values import value_findings, value_hits
+from modules.disambiguation.periods import period_spans
 from modules.disambiguation.unanswerable import unanswerable_terms
 
 __all__ = ["LEAVE_OPEN_LABEL", "detect_ambiguities"]
@@ -103,6 +104,8 @@ def detect_ambiguities(
     covered |= {
         i for i, t in enumerate(tokens) for h in hits if h.start <= t.start and t.end <= h.end
     }
+    periods = period_spans(question)  # "l'anno scorso", "last quarter": a time, not a concept
+    covered |= {i for i, t in enumerate(tokens) for a, b in periods if a <= t.start and t.end <= b}
     return AmbiguityReport(
         question=question,
         ambiguities=tuple(_merge(findings)),

@@ -67,6 +67,7 @@ __all__ = [
     "find_periods",
     "fold_text",
     "parse_period",
+    "period_spans",
 ]
 
 
@@ -299,6 +300,20 @@ def find_periods(question: str, today: date) -> PeriodParse:
         )
         resolved.append(Resolved(period=period, yearless=yearless))
     return PeriodParse(resolved=tuple(resolved), unresolved=tuple(unresolved))
+
+
+#: any date: where a period expression lies does not depend on the day it is resolved on (the
+#: grammar's builders use the date only to compute intervals), so spans need no clock
+_SPAN_REFERENCE = date(2000, 1, 1)
+
+
+def period_spans(question: str) -> tuple[tuple[int, int], ...]:
+    """Where ``question``'s period expressions lie (resolved or not), in text order: their words
+    name a time, never a concept of the data (F1's unanswerable terms skip them)."""
+    found = find_periods(question, _SPAN_REFERENCE)
+    return tuple(
+        sorted([r.period.span for r in found.resolved] + [span for _, span in found.unresolved])
+    )
 
 
 def parse_period(text: str, today: date) -> Period | None:

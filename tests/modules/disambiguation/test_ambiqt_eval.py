@@ -37,6 +37,10 @@ GENERIC = (
     | set(ambiguity_rules.AGGREGATE_CUES)
     | set(unanswerable.QUESTION_WORDS)
     | set(unanswerable.NOUN_CUES)
+    | set(unanswerable.CALENDAR_WORDS)
+    | set(unanswerable.COMPUTATION_WORDS)
+    | set(unanswerable.NUMBER_WORDS)
+    | set(unanswerable.COMPARISON_WORDS)
 )
 
 

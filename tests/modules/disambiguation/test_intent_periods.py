@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modules.disambiguation.periods import Period, find_periods, fold_text, parse_period
+from modules.disambiguation.periods import (
+    Period,
+    find_periods,
+    fold_text,
+    parse_period,
+    period_spans,
+)
 
 TODAY = date(2026, 5, 20)  # a Wednesday, ISO week 21
 MESI = (
@@ -290,3 +296,27 @@ def test_arbitrary_text_never_breaks_the_parser(question: str, today: date) -> N
     found = find_periods(question, today)
     for p in found.periods:
         assert question[p.span[0] : p.span[1]] == p.text
+
+
+SPAN_PHRASES = (
+    "Quanti ricoveri l'anno scorso?",
+    "ricoveri il mese scorso per ospedale",
+    "admissions in the last quarter by hospital",
+    "ricoveri nel primo trimestre del 2024",
+    "ricoveri dal 3 marzo al 10 aprile",
+    "admissions in March",
+    "ricoveri degli ultimi 30 giorni",
+    "admissions since 2021 and before June 2023",
+    "ricoveri fino al 2023",
+    "admissions in week 52 of 2020",
+    "ricoveri a febbraio e nella settimana scorsa",
+)
+
+
+@given(st.sampled_from(SPAN_PHRASES), days)
+def test_where_a_period_lies_does_not_depend_on_today(question: str, today: date) -> None:
+    """``period_spans`` reads the spans on a fixed day: they must be the spans of any day."""
+    found = find_periods(question, today)
+    spans = sorted([r.period.span for r in found.resolved] + [s for _, s in found.unresolved])
+    assert period_spans(question) == tuple(spans)
+    assert spans  # every phrase holds a period
