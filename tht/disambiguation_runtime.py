@@ -2,10 +2,14 @@
 catalog (ARCHITECTURE §4.1, issue 14 item 5).
 
 - :func:`run_disambiguation` — ``tht stage run disambiguation``: the question's ambiguities over
-  the verified catalog's SchemaView (``modules.disambiguation.detect_ambiguities``), then the next
-  outcome of F1's policy (``plan_disambiguation``): the next undecided ambiguity as a ``select``
-  with informed options and an explicit "leave open", an unanswerable term, or the confirm that
-  closes F1 — applied as ``module:disambiguation``.
+  the verified catalog's SchemaView, its value index and the published Evidence glossary
+  (``modules.disambiguation.detect_ambiguities``), then the next outcome of F1's policy
+  (``plan_disambiguation``): the next undecided ambiguity as a ``select`` with informed options
+  and an explicit "leave open", an unanswerable term, or the confirm that closes F1 — applied as
+  ``module:disambiguation``.
+- :func:`glossary_entries` — the published glossary units the question may name (Evidence's
+  active generation, purpose ``disambiguation``, kind ``glossary``): a term two of them define
+  differently is asked; a term one defines is not unanswerable.
 - :func:`prepare_f1` — an agent's F1 proposal, when the workspace has a synced catalog: every
   option's ``concept_clarified`` / ``value_grounded`` is validated and normalized against the
   same contract as the module's own options (a target the catalog does not have: exit 2).
@@ -21,11 +25,15 @@ if TYPE_CHECKING:
     from kernel.reviewer_tools import Proposal
     from kernel.schema_view import SchemaView
     from kernel.workflow_kernel import Applied, LoadedSession
+    from modules.disambiguation.ambiguity_records import GlossaryEntry
     from tht.composition import App
 
-__all__ = ["is_f1", "prepare_f1", "run_disambiguation"]
+__all__ = ["GLOSSARY_LIMIT", "glossary_entries", "is_f1", "prepare_f1", "run_disambiguation"]
 
 _ACTOR = "module:disambiguation"
+#: glossary units read per question: every unit a question's terms could name ranks among the
+#: first (a term is matched in the question, so a unit it names scores on its own words)
+GLOSSARY_LIMIT = 20
 
 
 def is_f1(owner: str, emits: tuple[str, ...]) -> bool:
@@ -59,9 +67,56 @@ def run_disambiguation(app: App, loaded: LoadedSession, stage: str) -> Applied:
     from tht.value_index_runtime import value_lookup
 
     view = _view(app)
-    report = detect_ambiguities(loaded.state.question, view, values=value_lookup(app))
+    question = loaded.state.question
+    report = detect_ambiguities(
+        question, view, glossary=glossary_entries(app, question), values=value_lookup(app)
+    )
     outcome = plan_disambiguation(loaded.state, report)
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=_ACTOR, loaded=loaded)
+
+
+def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:
+    """The published glossary units for ``question``: none when nothing was ever published. An
+    index that is published but unusable is exit 6: a broken dependency is never taken for "no
+    glossary" (F1 would then call a defined term unanswerable)."""
+    from kernel.errors import UnavailableError
+    from modules.disambiguation.ambiguity_records import GlossaryEntry
+    from modules.evidence.query_text import evidence_query_text
+    from modules.evidence.search import search_evidence
+    from tht.evidence_runtime import open_evidence
+
+    runtime = open_evidence(app.workspace.root)
+    try:
+        if runtime.active_generation() is None:
+            return ()
+        outcome = search_evidence(
+            runtime.capabilities(),
+            evidence_query_text(question),
+            purpose="disambiguation",
+            kinds=("glossary",),
+            limit=GLOSSARY_LIMIT,
+        )
+    finally:
+        runtime.close()
+    if outcome.status == "unavailable":
+        raise UnavailableError(
+            f"the evidence glossary is unavailable: {outcome.warning}",
+            details={"reason": "evidence"},
+        )
+    return tuple(
+        GlossaryEntry(term=r.title, definition=_definition(r.title, r.excerpt), unit=r.unit_id)
+        for r in outcome.results
+    )
+
+
+def _definition(term: str, excerpt: str) -> str:
+    """A glossary unit's text without its leading "**Term**:" (how prepared units write it)."""
+    import re
+
+    lead = re.match(r"\s*\*\*(?P<t>[^*]+)\*\*\s*[:—–-]\s*", excerpt)
+    if lead and lead["t"].strip().casefold() == term.strip().casefold():
+        return excerpt[lead.end() :].strip() or excerpt
+    return excerpt
 
 
 def prepare_f1(app: App, stage: str, proposal: Proposal, loaded: LoadedSession) -> Proposal:
