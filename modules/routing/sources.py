@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from kernel.config_errors import load_yaml_mapping, usage_error_from_validation
 from kernel.errors import UsageError
+from modules.routing.hotwords import is_reserved
 
 __all__ = [
     "ID_PATTERN",
@@ -45,7 +46,14 @@ class _Strict(BaseModel):
 def _check_id(value: str) -> str:
     if not ID_PATTERN.match(value):
         raise ValueError("must be lower case letters, digits, '.', '_' or '-' (at most 120)")
+    if is_reserved(value):
+        raise ValueError(_RESERVED_MESSAGE.format(id=value))
     return value
+
+
+#: ``!light``, ``!full``, ``!agents`` and ``!none`` are the prompt's mode hotwords (spec 000
+#: §8.1): a target with one of those ids could never be chosen explicitly with ``!id``
+_RESERVED_MESSAGE = "{id!r} is a reserved hotword (!{id} sets a mode): choose another id"
 
 
 class SemanticFields(_Strict):
@@ -219,6 +227,8 @@ def _parse_skill(file: Path, label: str) -> SkillSource:
         raise UsageError(f"{label}: frontmatter.name: required (a non-empty string)")
     if not ID_PATTERN.match(name):
         raise UsageError(f"{label}: frontmatter.name: {name!r} is not a valid skill id")
+    if is_reserved(name):
+        raise UsageError(f"{label}: frontmatter.name: {_RESERVED_MESSAGE.format(id=name)}")
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
         raise UsageError(f"{label}: frontmatter.description: required (a non-empty string)")

@@ -126,3 +126,48 @@ def test_eval_reports_metrics_per_language(catalog: Path, tmp_path: Path) -> Non
 def test_missing_catalog_is_a_usage_error(tmp_path: Path) -> None:
     done = _tht("route", "explain", "x", home=tmp_path)
     assert done.returncode == 2 and "no routing catalog" in done.stderr
+
+
+def test_a_catalog_edited_after_it_was_built_is_refused_by_every_command(
+    catalog: Path, tmp_path: Path
+) -> None:
+    """The hook trusts the header (its budget); the commands recompute the fingerprint."""
+    edited = tmp_path / "edited.pack"
+    raw = bytearray(catalog.read_bytes())
+    body = raw.index(b"\n") + 1
+    at = raw.index(b"database", body)  # a word of a card, same length after the edit
+    raw[at : at + 8] = b"databasx"
+    edited.write_bytes(bytes(raw))
+    cases = REPO / "golden" / "routing" / "evals" / "tesisquare" / "real-evals.jsonl"
+    for args, stdin in (
+        (("route", "explain", "query sql", "--catalog", str(edited)), ""),
+        (("route", "batch", "--catalog", str(edited)), '{"prompt": "query sql"}\n'),
+        (("route", "eval", "--catalog", str(edited), "--cases", str(cases)), ""),
+    ):
+        done = _tht(*args, stdin=stdin, home=tmp_path)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert "does not match its fingerprint" in done.stderr and done.stdout == ""
+    untouched = _tht("route", "explain", "query sql", "--catalog", str(catalog), home=tmp_path)
+    assert untouched.returncode == 0, untouched.stderr
+
+
+@pytest.mark.parametrize("reserved", ["none", "light", "full", "agents"])
+def test_a_skill_named_like_a_mode_hotword_is_a_build_error(tmp_path: Path, reserved: str) -> None:
+    skill = tmp_path / "skills" / reserved
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: {reserved}\ndescription: does things\n---\nbody\n", encoding="utf-8"
+    )
+    out = tmp_path / "x.pack"
+    done = _tht(
+        "route",
+        "catalog",
+        "build",
+        "--skills",
+        str(tmp_path / "skills"),
+        "--out",
+        str(out),
+        home=tmp_path,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"!{reserved} sets a mode" in done.stderr and not out.exists()

@@ -113,7 +113,7 @@ def _semantic(enabled: bool, pack: Any) -> Any:
 
 def _catalog(option: Path | None) -> Any:
     from kernel.errors import UsageError
-    from modules.routing.pack import CatalogError, open_pack
+    from modules.routing.pack import CatalogError, open_pack, verify_pack
 
     path: str | None = str(option) if option else os.environ.get("THT_ROUTING_CATALOG")
     if not path:
@@ -125,9 +125,15 @@ def _catalog(option: Path | None) -> Any:
             "in the user config (build one with `tht route catalog build`)"
         )
     try:
-        return open_pack(path)
+        pack = open_pack(path)
     except CatalogError as err:
         raise UsageError(str(err)) from err
+    if not verify_pack(pack):  # the hook skips this (its budget); a command never does
+        raise UsageError(
+            f"{path}: its content does not match its fingerprint (edited or damaged since it "
+            "was built): rebuild it with `tht route catalog build`"
+        )
+    return pack
 
 
 @catalog_app.command("build")
