@@ -34,6 +34,7 @@ __all__ = [
     "DEMO_QUESTION",
     "DEMO_SQL",
     "SCHEMA",
+    "main",
     "make_demo_database",
 ]
 
@@ -413,3 +414,33 @@ def make_demo_database(path: Path) -> Path:
         connection.close()
     atomic_write(path, data, durable=True, mode=0o644)
     return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tht.demo_database PATH``: the demo's database for the README's tour (a file
+    already there is never replaced: exit 2)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tht.demo_database",
+        description="Write the demo's hospital-admissions SQLite database (synthetic) to PATH.",
+    )
+    parser.add_argument("path", type=Path, help="where to write it, e.g. ws/data/ospedali.db")
+    args = parser.parse_args(argv)
+    target: Path = args.path
+    if target.exists() or target.is_symlink():
+        sys.stderr.write(f"error: {target} already exists (this never replaces a file)\n")
+        return 2
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        make_demo_database(target)
+    except OSError as err:
+        sys.stderr.write(f"error: cannot write {target}: {err.strerror or err}\n")
+        return 2
+    sys.stdout.write(f"wrote {target}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

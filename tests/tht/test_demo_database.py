@@ -121,3 +121,27 @@ def test_the_catalog_finds_the_join_without_a_foreign_key(
     sql = workspace / "final.sql"
     sql.write_text(DEMO_SQL, encoding="utf-8")
     assert ok(tht("sql", "check", str(sql), "--json"))["ok"]
+
+
+def test_python_m_writes_it_for_the_tour_and_never_replaces_a_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "tht.demo_database", *args]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    target = tmp_path / "ws" / "data" / "ospedali.db"  # the folders are made
+    done = run(str(target))
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == make_demo_database(tmp_path / "ref.db").read_bytes()
+    target.write_bytes(b"mine")
+    again = run(str(target))
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert target.read_bytes() == b"mine" and "Traceback" not in again.stderr
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    nowhere = run(str(blocked / "sub" / "x.db"))  # a parent that is a file
+    assert nowhere.returncode == 2 and "cannot write" in nowhere.stderr
+    assert "Traceback" not in nowhere.stderr
+    assert run().returncode == 2  # no PATH: usage
