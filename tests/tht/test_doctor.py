@@ -155,3 +155,44 @@ def test_doctor_fails_a_bad_binding_as_configuration_and_a_damaged_catalog_as_in
     )
     done = tht("doctor", "--json")
     assert done.code == 2 and _checks(done)["database"]["verdict"] == "fail"
+
+
+def test_with_the_hooks_installed_doctor_checks_the_routing_catalog_they_read(
+    workspace: Path,
+    no_claude: Path,
+    tht: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The route hook answers nothing without a usable catalog, silently to the user: doctor
+    says so (a warning: the exit code is unchanged)."""
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    hooks = {
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [{"command": "tht-route-hook"}]}],
+            "PreToolUse": [{"hooks": [{"command": "tht-guard-hook"}]}],
+        }
+    }
+    settings.write_text(json.dumps(hooks))
+    monkeypatch.setenv("THT_CONFIG", str(tmp_path / "none.yaml"))
+    monkeypatch.delenv("THT_ROUTING_CATALOG", raising=False)
+    done = tht("doctor", "--json")
+    assert done.code == 0
+    check = _checks(done)["routing catalog"]
+    assert check["verdict"] == "warn" and "no routing catalog" in check["detail"]
+    assert "tht route catalog build" in check["fix"]
+
+    compiled = Path(__file__).resolve().parents[2] / "golden" / "routing" / "compiled"
+    pack = tmp_path / "ts.pack"
+    pack.write_bytes((compiled / "tesisquare.pack").read_bytes())
+    monkeypatch.setenv("THT_ROUTING_CATALOG", str(pack))
+    check = _checks(tht("doctor", "--json"))["routing catalog"]
+    assert check["verdict"] == "ok" and "verified" in check["detail"]
+
+    raw = bytearray(pack.read_bytes())
+    at = raw.index(b"database", raw.index(b"\n") + 1)
+    raw[at : at + 8] = b"databasx"
+    pack.write_bytes(bytes(raw))
+    check = _checks(tht("doctor", "--json"))["routing catalog"]
+    assert check["verdict"] == "warn" and "does not match its fingerprint" in check["detail"]

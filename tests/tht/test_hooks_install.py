@@ -207,3 +207,13 @@ def test_status_reports_what_is_installed_where_and_whether_it_runs(tmp_path: Pa
     assert stale["installed"] and stale["command"] == gone
     assert stale["exists"] is False and stale["executable"] is False
     assert entries[("claude-code", "user")]["exists"] is False
+
+
+def test_install_says_when_the_route_hook_has_no_catalog_to_read(tmp_path: Path) -> None:
+    bare = _install(tmp_path, "--host", "claude-code", "--user")
+    assert bare.returncode == 0, bare.stderr
+    assert "no routing catalog yet" in bare.stderr and "tht route catalog build" in bare.stderr
+    configured = _install(
+        tmp_path, "--host", "claude-code", "--user", THT_ROUTING_CATALOG=str(tmp_path / "x.pack")
+    )
+    assert configured.returncode == 0 and "routing catalog" not in configured.stderr

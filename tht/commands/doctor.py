@@ -312,6 +312,7 @@ def _check_hooks(report: _Report, root: Path) -> None:
             found.append(where)
     if found:
         report.add("hooks", "ok", f"Claude Code hooks installed ({', '.join(found)} settings)")
+        _check_routing_catalog(report)
     else:
         report.add(
             "hooks",
@@ -319,6 +320,41 @@ def _check_hooks(report: _Report, root: Path) -> None:
             "Claude Code settings have no tht hooks (routing hints and the guard are off)",
             "tht hooks install --project",
         )
+
+
+def _check_routing_catalog(report: _Report) -> None:
+    """Read-only, when the hooks are installed: the catalog the route hook would read
+    (``$THT_ROUTING_CATALOG``, else ``routing.catalog`` of the user config), opened and its
+    fingerprint recomputed. Without one the hook answers nothing, silently to the user."""
+    from kernel.errors import ThtError
+    from modules.routing.pack import CatalogError, open_pack, verify_pack
+    from tht.commands.route import configured_catalog
+
+    build = "tht route catalog build --skills DIR --out FILE"
+    try:
+        path = configured_catalog()
+    except ThtError as err:
+        report.add("routing catalog", "warn", err.message, "fix the user config file")
+        return
+    if not path:
+        report.add(
+            "routing catalog",
+            "warn",
+            "no routing catalog: the route hook gives no hints (routing.catalog in the user "
+            "config, or $THT_ROUTING_CATALOG)",
+            build,
+        )
+        return
+    try:
+        pack = open_pack(path)
+    except CatalogError as err:
+        report.add("routing catalog", "warn", str(err), build)
+        return
+    if not verify_pack(pack):
+        detail = f"{path}: its content does not match its fingerprint (edited or damaged)"
+        report.add("routing catalog", "warn", detail, build)
+        return
+    report.add("routing catalog", "ok", f"{path}: {pack.target_count} target(s), verified")
 
 
 def _check_sessions(report: _Report, ws: Any) -> None:

@@ -274,6 +274,24 @@ def _write(path: Path, settings: dict[str, Any]) -> None:
         raise UsageError(f"{path}: cannot write: {err.strerror or err}") from err
 
 
+def _note_routing_catalog(inv: Any) -> None:
+    """The route hook gives no hint without a catalog: say so where the hooks are installed."""
+    from kernel.errors import ThtError
+    from tht.commands.route import configured_catalog
+    from tht.paths import user_config_file
+
+    try:
+        configured = configured_catalog()
+    except ThtError:  # a bad user config: `tht doctor` and `tht route` name the field
+        return
+    if configured is None:
+        inv.note(
+            "note: no routing catalog yet, so the route hook gives no hints: build one with "
+            "`tht route catalog build --skills DIR --out FILE` and set routing.catalog in "
+            f"{user_config_file()} (the guard hook needs nothing)"
+        )
+
+
 @app.command("install")
 def install(
     host: HostOpt,
@@ -307,6 +325,7 @@ def install(
     for spec in HOOKS:
         if not os.access(script_path(spec), os.X_OK):
             inv.note(f"warning: {script_path(spec)} is missing or not executable; reinstall tht")
+    _note_routing_catalog(inv)
     body = {
         "host": host,
         "scope": "project" if project else "user",

@@ -111,14 +111,21 @@ def _semantic(enabled: bool, pack: Any) -> Any:
     return semantic_plug(settings, vectors_file, pack.fingerprint, on_skip=warn, vectors=loaded)
 
 
-def _catalog(option: Path | None) -> Any:
-    from kernel.errors import UsageError
-    from modules.routing.pack import CatalogError, open_pack, verify_pack
-
+def configured_catalog(option: Path | None = None) -> str | None:
+    """The routing catalog a command reads, as the hook does: ``--catalog``, else
+    ``$THT_ROUTING_CATALOG``, else ``routing.catalog`` of the user config (None: none)."""
     path: str | None = str(option) if option else os.environ.get("THT_ROUTING_CATALOG")
     if not path:
         configured = _routing_settings().get("catalog")
         path = str(Path(configured).expanduser()) if isinstance(configured, str) else None
+    return path
+
+
+def _catalog(option: Path | None) -> Any:
+    from kernel.errors import UsageError
+    from modules.routing.pack import CatalogError, open_pack, verify_pack
+
+    path = configured_catalog(option)
     if not path:
         raise UsageError(
             "no routing catalog: pass --catalog FILE, set $THT_ROUTING_CATALOG or routing.catalog "
