@@ -272,3 +272,24 @@ def test_finalized_session_accepts_nothing(
     assert _ledger(workspace, run.session) == before
     report = tht("artifact", "show", "report.md", run.session).stdout
     assert report.startswith(f"# Session {run.session}")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("search", "find", ""), "QUERY is empty"),
+        (("search", "find", "  \t"), "QUERY is empty"),
+        (("gate", "check", ""), "QUESTION is empty"),
+        (("intent", "parse", " "), "QUESTION is empty"),
+        (("schema", "link", ""), "QUESTION is empty"),
+        (("memory", "search", ""), "QUERY is empty"),
+    ],
+)
+def test_an_empty_question_or_query_is_a_usage_error_everywhere(
+    workspace: Path, tht: Callable[..., Result], args: tuple[str, ...], needle: str
+) -> None:
+    """An empty text is never searched, parsed or gated as if it were one (a search of "" used
+    to rank every evidence unit; the gate allowed it)."""
+    done = tht(*args)
+    _refused(done, 2)
+    assert needle in done.stderr

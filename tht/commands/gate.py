@@ -40,6 +40,10 @@ def check(
     from modules.disambiguation import SecurityGate
 
     inv = invocation(workspace, json_, debug)
+    if not question.strip():
+        from kernel.errors import UsageError
+
+        raise UsageError("QUESTION is empty")
     settings = open_workspace(inv.workspace).settings()
     verdict = SecurityGate(settings.domain_profile()).check(question)
     body: dict[str, Any] = {

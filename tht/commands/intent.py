@@ -63,6 +63,8 @@ def parse(
     from tht.composition import clock_from_env
 
     inv = invocation(workspace, json_, debug)
+    if not question.strip():
+        raise UsageError("QUESTION is empty")
     if parser not in ("rules", "llm"):
         raise UsageError(f"--parser {parser!r}: expected rules or llm")
     if profile is not None and parser != "llm":

@@ -64,6 +64,8 @@ def find_cmd(
     from tht.evidence_runtime import open_evidence
 
     inv = invocation(workspace, json_, debug)
+    if not query.strip():
+        raise UsageError("QUERY is empty")
     if purpose not in PURPOSES:
         raise UsageError(f"--purpose {purpose!r}: expected one of {', '.join(PURPOSES)}")
     kinds = list(kind or [])
