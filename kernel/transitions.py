@@ -62,14 +62,15 @@ def check_question(question: str) -> str:
     return text
 
 
-def check_human(actor: str | None) -> str:
-    """Human-only decisions need ``--as human:<id>``; anything else is refused (exit 5)."""
+def check_human(actor: str | None, *, label: str = "--as") -> str:
+    """Human-only decisions need ``--as human:<id>``; anything else is refused (exit 5).
+    ``label`` names where the id was given in the error (``--as``, or an argument)."""
     if actor is None:
         raise UsageError("this decision is human-only: pass --as human:<id>")
     if actor == "agent" or actor.startswith(("module:", "kernel")):
         raise PolicyError(f"{actor} may not take a human-only decision")
     if not _HUMAN.match(actor):
-        raise UsageError(f"--as {actor!r}: expected human:<id> (letters, digits, . _ @ + -)")
+        raise UsageError(f"{label} {actor!r}: expected human:<id> (letters, digits, . _ @ + -)")
     return actor
 
 

@@ -293,3 +293,37 @@ def test_an_empty_question_or_query_is_a_usage_error_everywhere(
     done = tht(*args)
     _refused(done, 2)
     assert needle in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("memory", "show", ""), ("memory", "forget", " ", "--reason", "x", "--as", "human:ann")],
+)
+def test_an_empty_memory_id_is_a_usage_error(
+    workspace: Path, tht: Callable[..., Result], args: tuple[str, ...]
+) -> None:
+    done = tht(*args)
+    _refused(done, 2)
+    assert "ID is empty" in done.stderr
+
+
+def test_a_reviewer_argument_that_is_no_human_id_names_the_argument(
+    workspace: Path, tht: Callable[..., Result]
+) -> None:
+    for args in (("reviewer", "add", "ann"), ("serve", "token", "add", "ann")):
+        done = tht(*args)
+        _refused(done, 2)
+        assert "REVIEWER 'ann': expected human:<id>" in done.stderr and "--as" not in done.stderr
+
+
+def test_schemas_export_to_a_folder_it_cannot_write_is_one_line_exit_2(
+    workspace: Path, tht: Callable[..., Result], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    done = tht(
+        "schemas", "export", "--out", str(blocker / "schemas"), "--doc", str(tmp_path / "d.md")
+    )
+    _refused(done, 2)
+    assert "cannot write" in done.stderr and "internal error" not in done.stderr
+    assert not (tmp_path / "d.md").exists()

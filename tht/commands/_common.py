@@ -27,8 +27,9 @@ def session_for(app: App, session: str | None) -> str:
     return resolve_session(app, session_or_env(session))
 
 
-def human_actor(actor: str | None) -> str:
-    """Human-only commands: refused when the environment says an agent is calling (exit 5)."""
+def human_actor(actor: str | None, *, label: str = "--as") -> str:
+    """Human-only commands: refused when the environment says an agent is calling (exit 5).
+    ``label`` names where the id was given, for the error (``--as``, or an argument)."""
     if os.environ.get("THT_ACTOR", "").strip().lower() == "agent":
         raise PolicyError(
             "this is a human-only decision and THT_ACTOR=agent says an agent is calling; "
@@ -38,7 +39,7 @@ def human_actor(actor: str | None) -> str:
         raise UsageError("this decision is human-only: pass --as human:<id>")
     from kernel.transitions import check_human
 
-    return check_human(actor)
+    return check_human(actor, label=label)
 
 
 def applied_json(applied: Applied, **extra: Any) -> dict[str, Any]:

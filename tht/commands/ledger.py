@@ -142,18 +142,23 @@ def export(
     debug: DebugOpt = False,
 ) -> None:
     """Regenerate ledger_schemas/ (one schema per event type and version + index.json)."""
+    from kernel.errors import UsageError
     from kernel.schemas import render_ledger_doc, schema_documents, write_documents
 
     inv = invocation(workspace, json_, debug)
     root = _repo_root()
     folder = out or root / "ledger_schemas"
-    written, removed = write_documents(folder, schema_documents())
     doc_path = doc or root / "docs" / "ledger.md"
     text = render_ledger_doc()
-    doc_changed = not doc_path.exists() or doc_path.read_text(encoding="utf-8") != text
-    if doc_changed:
-        doc_path.parent.mkdir(parents=True, exist_ok=True)
-        doc_path.write_text(text, encoding="utf-8")
+    try:
+        written, removed = write_documents(folder, schema_documents())
+        doc_changed = not doc_path.exists() or doc_path.read_text(encoding="utf-8") != text
+        if doc_changed:
+            doc_path.parent.mkdir(parents=True, exist_ok=True)
+            doc_path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        where = err.filename or folder
+        raise UsageError(f"{where}: cannot write: {err.strerror or err}") from err
     body = {
         "folder": str(folder),
         "written": written,

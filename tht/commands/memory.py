@@ -222,6 +222,13 @@ def list_cmd(
     inv.emit(body, "\n".join(lines))
 
 
+def _require_id(item: str) -> None:
+    if not item.strip():
+        from kernel.errors import UsageError
+
+        raise UsageError("ID is empty: give a memory id (mem-…) or solved question id (sq-…)")
+
+
 @app.command("show")
 def show_cmd(
     item: Annotated[str, typer.Argument(help="A memory id (mem-…) or solved question (sq-…).")],
@@ -234,6 +241,7 @@ def show_cmd(
     from tht.memory_runtime import open_registry
 
     inv = invocation(workspace, json_, debug)
+    _require_id(item)
     app_ = open_for(inv)
     state = open_registry(app_).load().state
     if item in state.memories:
@@ -367,6 +375,7 @@ def forget_cmd(
     from tht.memory_runtime import open_registry, reindex_memory
 
     inv = invocation(workspace, json_, debug)
+    _require_id(item)
     who = human_actor(actor)
     app_ = open_for(inv)
     registry = open_registry(app_)

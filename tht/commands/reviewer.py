@@ -74,7 +74,7 @@ def add(
     from tht.tty import read_passphrase
 
     inv = invocation(workspace, json_, debug)
-    check_human(reviewer)
+    check_human(reviewer, label="REVIEWER")
     human_actor(by or reviewer)
     app_ = open_for(inv)
     registry = _registry(app_)
@@ -171,7 +171,7 @@ def revoke(
 
     inv = invocation(workspace, json_, debug)
     who = human_actor(actor)
-    check_human(reviewer)
+    check_human(reviewer, label="REVIEWER")
     app_ = open_for(inv)
     registry = _registry(app_)
     _require_member(registry, who)

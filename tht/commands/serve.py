@@ -92,7 +92,7 @@ def token_add(
     from tht.web.tokens import TokenStore
 
     inv = invocation(workspace, json_, debug)
-    who = human_actor(reviewer)
+    who = human_actor(reviewer, label="REVIEWER")
     ws = open_workspace(inv.workspace)
     from kernel.clock import format_ts
 
@@ -139,7 +139,7 @@ def token_revoke(
     from tht.web.tokens import TokenStore
 
     inv = invocation(workspace, json_, debug)
-    who = human_actor(reviewer)
+    who = human_actor(reviewer, label="REVIEWER")
     gone = TokenStore(open_workspace(inv.workspace).state_dir).revoke(who, token_id=token_id)
     inv.emit(
         {"reviewer": who, "revoked": [r.id for r in gone]},

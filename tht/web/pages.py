@@ -120,7 +120,7 @@ def _passphrase_signin(
     from kernel.workspace import open_workspace
     from tht.reviewer_keys import unlock
 
-    reviewer = check_human(_field(form, "reviewer") or None)
+    reviewer = check_human(_field(form, "reviewer") or None, label="reviewer")
     passphrase = _field(form, "passphrase", limit=1024)
     keys = (f"reviewer:{reviewer}", f"ip:{client}")
     if ctx.throttle.blocked(*keys):

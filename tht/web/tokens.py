@@ -116,7 +116,7 @@ class TokenStore:
 
     def add(self, reviewer: str, *, created: str) -> tuple[TokenRecord, str]:
         """A new token for ``reviewer``: its record and the token itself (shown once)."""
-        reviewer = check_human(reviewer)
+        reviewer = check_human(reviewer, label="REVIEWER")
         workspace, records = self._load()
         workspace = workspace or secrets.token_hex(8)
         token = f"tht_{workspace}_{secrets.token_urlsafe(32)}"
@@ -129,7 +129,7 @@ class TokenStore:
 
     def revoke(self, reviewer: str, *, token_id: str | None = None) -> list[TokenRecord]:
         """Remove ``reviewer``'s tokens (one of them with ``token_id``); NotFoundError if none."""
-        reviewer = check_human(reviewer)
+        reviewer = check_human(reviewer, label="REVIEWER")
         workspace, records = self._load()
         gone = [
             r for r in records if r.reviewer == reviewer and (token_id is None or r.id == token_id)
