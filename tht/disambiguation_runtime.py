@@ -7,6 +7,9 @@ catalog (ARCHITECTURE §4.1, issue 14 item 5).
   (``plan_disambiguation``): the next undecided ambiguity as a ``select`` with informed options
   and an explicit "leave open", an unanswerable term, or the confirm that closes F1 — applied as
   ``module:disambiguation``.
+- :func:`question_intent` — the question's Intent (the rule-based IntentParser under the
+  workspace's DomainProfile): what it wants asked first (a required dimension the question does
+  not name, an unreadable period) F1 asks; its assumptions F1's closing confirm lists.
 - :func:`glossary_entries` — the published glossary units the question may name (Evidence's
   active generation, purpose ``disambiguation``, kind ``glossary``): a term two of them define
   differently is asked; a term one defines is not unanswerable.
@@ -22,13 +25,22 @@ from typing import TYPE_CHECKING, Any
 from kernel.errors import PolicyError
 
 if TYPE_CHECKING:
+    from kernel.domain_profile import DomainProfile
     from kernel.reviewer_tools import Proposal
     from kernel.schema_view import SchemaView
     from kernel.workflow_kernel import Applied, LoadedSession
     from modules.disambiguation.ambiguity_records import GlossaryEntry
+    from modules.disambiguation.intent import Intent
     from tht.composition import App
 
-__all__ = ["GLOSSARY_LIMIT", "glossary_entries", "is_f1", "prepare_f1", "run_disambiguation"]
+__all__ = [
+    "GLOSSARY_LIMIT",
+    "glossary_entries",
+    "is_f1",
+    "prepare_f1",
+    "question_intent",
+    "run_disambiguation",
+]
 
 _ACTOR = "module:disambiguation"
 #: glossary units read per question: every unit a question's terms could name ranks among the
@@ -71,8 +83,21 @@ def run_disambiguation(app: App, loaded: LoadedSession, stage: str) -> Applied:
     report = detect_ambiguities(
         question, view, glossary=glossary_entries(app, question), values=value_lookup(app)
     )
-    outcome = plan_disambiguation(loaded.state, report)
+    profile = app.settings.domain_profile()
+    outcome = plan_disambiguation(
+        loaded.state, report, intent=question_intent(app, question, profile), profile=profile
+    )
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=_ACTOR, loaded=loaded)
+
+
+def question_intent(app: App, question: str, profile: DomainProfile) -> Intent:
+    """The question's Intent under the workspace's DomainProfile: the rule-based IntentParser
+    (the offline default, ``tht intent parse``), dated by the workspace's clock. The question
+    is the session's, which admission already masked."""
+    from modules.disambiguation.intent_rules import RuleIntentParser
+    from tht.composition import clock_from_env
+
+    return RuleIntentParser().parse(question, profile, clock_from_env(app.workspace.state_dir))
 
 
 def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:

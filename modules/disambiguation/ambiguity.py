@@ -33,6 +33,7 @@ from modules.disambiguation.ambiguity_records import (
     AmbiguityKind,
     AmbiguityOption,
     AmbiguityReport,
+    FoundValue,
     GlossaryEntry,
     ValueLookup,
 )
@@ -110,6 +111,9 @@ def detect_ambiguities(
         question=question,
         ambiguities=tuple(_merge(findings)),
         unanswerable=tuple(unanswerable_terms(tokens, covered, lexicon)),
+        values=tuple(
+            FoundValue(text=h.text, span=(h.start, h.end), columns=h.columns) for h in hits
+        ),
     )
 
 

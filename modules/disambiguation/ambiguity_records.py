@@ -29,6 +29,7 @@ __all__ = [
     "AmbiguityKind",
     "AmbiguityOption",
     "AmbiguityReport",
+    "FoundValue",
     "GlossaryEntry",
     "ReadingKind",
     "UnanswerableTerm",
@@ -98,12 +99,22 @@ class UnanswerableTerm(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class FoundValue(msgspec.Struct, frozen=True, kw_only=True):
+    """A span of the question the value index found, and every ``table.column`` holding it."""
+
+    text: str
+    span: tuple[int, int]
+    columns: tuple[str, ...]
+
+
 class AmbiguityReport(msgspec.Struct, frozen=True, kw_only=True):
     question: str
     #: most decision-relevant first (:data:`KIND_ORDER`, then question order): F1 shows the
     #: first one not yet decided
     ambiguities: tuple[Ambiguity, ...] = ()
     unanswerable: tuple[UnanswerableTerm, ...] = ()
+    #: the values the question names (F1's intent questions: a value names its dimension)
+    values: tuple[FoundValue, ...] = ()
 
 
 class GlossaryEntry(msgspec.Struct, frozen=True, kw_only=True):

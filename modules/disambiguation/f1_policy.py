@@ -8,7 +8,11 @@ AmbiguityReport` and the session's folded state into the stage's next outcome:
 2. when every ambiguity is decided, the first unanswerable term not yet decided, as a ``select``
    review: record it as unanswerable (``ambiguity_open`` with ``unanswerable`` true), or leave it
    open and answer without it;
-3. when everything is decided, a ``confirm`` review that closes F1.
+3. then what the question's intent wants asked first (a required dimension it does not name, a
+   period that cannot be read as dates: :mod:`modules.disambiguation.intent_questions`), one at
+   a time, as a ``select``;
+4. when everything is decided, a ``confirm`` review that closes F1, listing the assumptions the
+   answer will make (the intent's).
 
 A term is *decided* when the session holds an effective ``concept_clarified``,
 ``ambiguity_open`` or ``value_grounded`` whose subject is the term (case, accents and spacing
@@ -30,6 +34,7 @@ from typing import Any
 import msgspec
 
 from kernel import events as ev
+from kernel.domain_profile import DomainProfile
 from kernel.errors import UsageError
 from kernel.fold import SessionState
 from kernel.outcomes import ModuleOutcome, ReviewRequest
@@ -43,6 +48,8 @@ from modules.disambiguation.ambiguity_records import (
 )
 from modules.disambiguation.ambiguity_terms import fold_text
 from modules.disambiguation.ambiguity_values import canonical_column, canonical_target
+from modules.disambiguation.intent import Intent
+from modules.disambiguation.intent_questions import assumptions_line, intent_questions
 
 __all__ = [
     "F1_DECISIONS",
@@ -78,10 +85,13 @@ def plan_disambiguation(
     report: AmbiguityReport,
     *,
     proposals: Sequence[ev.ReviewOptionPayload] = (),
+    intent: Intent | None = None,
+    profile: DomainProfile | None = None,
 ) -> ModuleOutcome:
     """F1's next outcome (module docstring). ``proposals``: the agent's options for the term
     asked now, already normalized (:func:`normalize_agent_option`); exit 2 when one reuses an
-    option id."""
+    option id. ``intent`` and ``profile``: the question's Intent under the workspace's
+    DomainProfile (none: nothing asked for it)."""
     decided = decided_subjects(state)
     pending = [a for a in report.ambiguities if subject_key(a.term) not in decided]
     if pending:
@@ -89,7 +99,15 @@ def plan_disambiguation(
     unanswerable = [u for u in report.unanswerable if subject_key(u.term) not in decided]
     if unanswerable:
         return _ask_unanswerable(unanswerable[0], proposals)
-    return _close(report)
+    asks = intent_questions(intent, profile, report.values) if profile is not None else []
+    undecided = [q for q in asks if subject_key(q.subject) not in decided]
+    if undecided:
+        first = undecided[0]
+        *own, leave_open = first.options
+        options = _with_proposals(own, proposals, leave_open)
+        review = ReviewRequest(kind="select", prompt=first.prompt, options=options)
+        return ModuleOutcome(status="awaiting_review", review=review)
+    return _close(report, len(asks), assumptions_line(intent))
 
 
 def _ambiguity_prompt(ambiguity: Ambiguity, pending: int) -> str:
@@ -149,12 +167,13 @@ def _ask_unanswerable(
     return ModuleOutcome(status="awaiting_review", review=review)
 
 
-def _close(report: AmbiguityReport) -> ModuleOutcome:
+def _close(report: AmbiguityReport, asked: int = 0, assumptions: str = "") -> ModuleOutcome:
     found = len(report.ambiguities) + len(report.unanswerable)
-    if found:
+    if found or asked:
+        intent = f", {asked} asked for the DomainProfile" if asked else ""
         prompt = (
             f"Every ambiguity F1 found is decided ({len(report.ambiguities)} ambiguous, "
-            f"{len(report.unanswerable)} unanswerable): approve to close disambiguation."
+            f"{len(report.unanswerable)} unanswerable{intent}): approve to close disambiguation."
         )
     else:
         prompt = (
@@ -162,7 +181,8 @@ def _close(report: AmbiguityReport) -> ModuleOutcome:
             "approve to close disambiguation."
         )
     return ModuleOutcome(
-        status="awaiting_review", review=ReviewRequest(kind="confirm", prompt=prompt)
+        status="awaiting_review",
+        review=ReviewRequest(kind="confirm", prompt=prompt + assumptions),
     )
 
 

@@ -20,6 +20,7 @@ DETECTOR = sorted(
         *(ROOT / "modules" / "disambiguation").glob("ambiguity*.py"),
         ROOT / "modules" / "disambiguation" / "unanswerable.py",
         ROOT / "modules" / "disambiguation" / "f1_policy.py",
+        ROOT / "modules" / "disambiguation" / "intent_questions.py",
     ]
 )
 DATA = eval_ambiqt.data_dir()

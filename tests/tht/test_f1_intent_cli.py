@@ -1,0 +1,80 @@
+"""F1 through the CLI reads the question's intent under the workspace's DomainProfile: a
+required ``ask_first`` dimension the question does not name is asked (unless a value the value
+index finds names it), and the confirm that closes F1 lists the assumptions, dated by the
+workspace clock."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_tht
+
+DOMAIN = """
+domain:
+  dimensions:
+    - {name: country, kind: categorical, synonyms: {en: [country, nation]}, required: true,
+       clarify: ask_first}
+    - {name: period, kind: temporal, default: "last 12 months", required: true, clarify: assume}
+"""
+ENV = {"THT_CLOCK": "fixed:2026-12-07T12:00:00Z"}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kernel.workspace import init_workspace
+
+    ws, _ = init_workspace(tmp_path_factory.mktemp("intent") / "ws")
+    text = ws.settings_file.read_text(encoding="utf-8")
+    text += '\ndatabase: {url: "sqlite:///data/music.db"}\n' + DOMAIN
+    ws.settings_file.write_text(text, encoding="utf-8")
+    (ws.root / "data").mkdir()
+    with sqlite3.connect(ws.root / "data" / "music.db") as db:
+        db.executescript(
+            """
+            CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT,
+                                 sales REAL);
+            INSERT INTO singer VALUES (1, 'Ann', 'France', 10.0), (2, 'Bo', 'Italy', 20.5);
+            """
+        )
+    done = run_tht("catalog", "sync", cwd=ws.root, env=ENV)
+    assert done.returncode == 0, done.stderr
+    return ws.root
+
+
+def _f1(root: Path, question: str) -> tuple[str, dict]:
+    created = run_tht("session", "new", question, "--json", cwd=root, env=ENV)
+    assert created.returncode == 0, created.stderr
+    session = json.loads(created.stdout)["session"]
+    ran = run_tht("stage", "run", "disambiguation", session, "--json", cwd=root, env=ENV)
+    assert ran.returncode == 0, ran.stderr
+    seq = str(json.loads(ran.stdout)["review"])
+    shown = run_tht("review", "show", seq, session, "--json", cwd=root, env=ENV)
+    return session, json.loads(shown.stdout)
+
+
+def test_the_missing_dimension_is_asked_then_f1_closes_listing_the_assumption(root: Path) -> None:
+    session, review = _f1(root, "Which singer has the most sales?")
+    assert review["kind"] == "select" and "which country" in review["prompt"]
+    assert [o["id"] for o in review["options"]] == ["every", "open"]
+    answered = run_tht(
+        "review", "answer", str(review["seq"]), session, "--choose", "every", "--as", "human:ann",
+        cwd=root, env=ENV,
+    )  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    ran = run_tht("stage", "run", "disambiguation", session, "--json", cwd=root, env=ENV)
+    closing = run_tht(
+        "review", "show", str(json.loads(ran.stdout)["review"]), session, "--json",
+        cwd=root, env=ENV,
+    )  # fmt: skip
+    body = json.loads(closing.stdout)
+    assert body["kind"] == "confirm"
+    assert '"last 12 months" (2025-12-08 to 2026-12-07)' in body["prompt"]
+
+
+def test_a_value_of_the_dimension_s_column_names_it(root: Path) -> None:
+    _, review = _f1(root, "Which singer has the most sales in Italy?")
+    assert review["kind"] == "confirm", review["prompt"]
