@@ -93,7 +93,7 @@ def run_disambiguation(app: App, loaded: LoadedSession, stage: str) -> Applied:
 def question_intent(app: App, question: str, profile: DomainProfile) -> Intent:
     """The question's Intent under the workspace's DomainProfile: the rule-based IntentParser
     (the offline default, ``tht intent parse``), dated by the workspace's clock. The question
-    is the session's, which admission already masked."""
+    is the session's: F1 runs only after admission, so the SecurityGate has passed it."""
     from modules.disambiguation.intent_rules import RuleIntentParser
     from tht.composition import clock_from_env
 
