@@ -64,6 +64,8 @@ class Dimension:
     default: str | None = None
     required: bool = False
     clarify: ClarifyMode = "none"
+    #: the ``table.column`` holding its values (F1 offers them when it asks for the dimension)
+    column: str | None = None
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,8 @@ def domain_settings_model() -> type[BaseModel]:
         default: str | None = None
         required: bool = False
         clarify: Literal["ask_first", "assume", "none"] = "none"
+        # the `table.column` holding its values: F1 offers them when it asks for the dimension
+        column: str | None = Field(default=None, pattern=r"^[^.\s]+\.[^.\s]+$", max_length=200)
 
         @model_validator(mode="after")
         def _assumable(self) -> DimensionSettings:
@@ -164,6 +166,7 @@ def _profile(domain: DomainSettingsView, default_languages: Sequence[str]) -> Do
                 default=d.default,
                 required=d.required,
                 clarify=d.clarify,
+                column=d.column,
             )
             for d in domain.dimensions
         ),
@@ -207,6 +210,8 @@ class DimensionSettingsView(Protocol):
     def required(self) -> bool: ...
     @property
     def clarify(self) -> Literal["ask_first", "assume", "none"]: ...
+    @property
+    def column(self) -> str | None: ...
 
 
 class DomainSettingsView(Protocol):

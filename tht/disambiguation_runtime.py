@@ -85,7 +85,11 @@ def run_disambiguation(app: App, loaded: LoadedSession, stage: str) -> Applied:
     )
     profile = app.settings.domain_profile()
     outcome = plan_disambiguation(
-        loaded.state, report, intent=question_intent(app, question, profile), profile=profile
+        loaded.state,
+        report,
+        intent=question_intent(app, question, profile),
+        profile=profile,
+        column_values=_bound_values(app, profile),
     )
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=_ACTOR, loaded=loaded)
 
@@ -98,6 +102,21 @@ def question_intent(app: App, question: str, profile: DomainProfile) -> Intent:
     from tht.composition import clock_from_env
 
     return RuleIntentParser().parse(question, profile, clock_from_env(app.workspace.state_dir))
+
+
+def _bound_values(app: App, profile: DomainProfile) -> dict[str, tuple[str, ...]]:
+    """The values the value index holds for the columns the DomainProfile's dimensions are
+    bound to (``dimensions[].column``); a column it does not hold (sensitive, not text, not in
+    the catalog, or no fresh index) offers nothing."""
+    from tht.value_index_runtime import load_value_index
+
+    bound = {d.column.casefold() for d in profile.dimensions if d.column}
+    if not bound:
+        return {}
+    index = load_value_index(app)
+    if index is None:
+        return {}
+    return {c.column: c.values for c in index.columns if c.column.casefold() in bound}
 
 
 def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:

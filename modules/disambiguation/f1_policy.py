@@ -87,11 +87,13 @@ def plan_disambiguation(
     proposals: Sequence[ev.ReviewOptionPayload] = (),
     intent: Intent | None = None,
     profile: DomainProfile | None = None,
+    column_values: Mapping[str, Sequence[str]] | None = None,
 ) -> ModuleOutcome:
     """F1's next outcome (module docstring). ``proposals``: the agent's options for the term
     asked now, already normalized (:func:`normalize_agent_option`); exit 2 when one reuses an
     option id. ``intent`` and ``profile``: the question's Intent under the workspace's
-    DomainProfile (none: nothing asked for it)."""
+    DomainProfile (none: nothing asked for it); ``column_values``: the value index's values by
+    ``table.column``, offered for a dimension bound to its column."""
     decided = decided_subjects(state)
     pending = [a for a in report.ambiguities if subject_key(a.term) not in decided]
     if pending:
@@ -99,7 +101,11 @@ def plan_disambiguation(
     unanswerable = [u for u in report.unanswerable if subject_key(u.term) not in decided]
     if unanswerable:
         return _ask_unanswerable(unanswerable[0], proposals)
-    asks = intent_questions(intent, profile, report.values) if profile is not None else []
+    asks = (
+        intent_questions(intent, profile, report.values, column_values)
+        if profile is not None
+        else []
+    )
     undecided = [q for q in asks if subject_key(q.subject) not in decided]
     if undecided:
         first = undecided[0]

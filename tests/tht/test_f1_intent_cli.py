@@ -17,7 +17,7 @@ DOMAIN = """
 domain:
   dimensions:
     - {name: country, kind: categorical, synonyms: {en: [country, nation]}, required: true,
-       clarify: ask_first}
+       clarify: ask_first, column: singer.country}
     - {name: period, kind: temporal, default: "last 12 months", required: true, clarify: assume}
 """
 ENV = {"THT_CLOCK": "fixed:2026-12-07T12:00:00Z"}
@@ -59,12 +59,21 @@ def _f1(root: Path, question: str) -> tuple[str, dict]:
 def test_the_missing_dimension_is_asked_then_f1_closes_listing_the_assumption(root: Path) -> None:
     session, review = _f1(root, "Which singer has the most sales?")
     assert review["kind"] == "select" and "which country" in review["prompt"]
-    assert [o["id"] for o in review["options"]] == ["every", "open"]
+    # the bound column's values (from the value index), then "every", then "leave open"
+    assert [o["id"] for o in review["options"]] == ["v1", "v2", "every", "open"]
+    italy = review["options"][1]["events"][0]
+    assert italy["type"] == "value_grounded" and italy["subject"] == "country"
+    assert italy["payload"]["value"] == "Italy" and italy["payload"]["column"] == "singer.country"
     answered = run_tht(
-        "review", "answer", str(review["seq"]), session, "--choose", "every", "--as", "human:ann",
+        "review", "answer", str(review["seq"]), session, "--choose", "v2", "--as", "human:ann",
         cwd=root, env=ENV,
     )  # fmt: skip
     assert answered.returncode == 0, answered.stderr
+    status = json.loads(run_tht("session", "status", session, "--json", cwd=root).stdout)
+    assert any(
+        d["type"] == "value_grounded" and d["subject"] == "country"
+        for d in status["effective_decisions"]
+    )
     ran = run_tht("stage", "run", "disambiguation", session, "--json", cwd=root, env=ENV)
     closing = run_tht(
         "review", "show", str(json.loads(ran.stdout)["review"]), session, "--json",

@@ -18,7 +18,11 @@ from kernel.domain_profile import Dimension, DomainProfile
 from modules.disambiguation.ambiguity import detect_ambiguities
 from modules.disambiguation.ambiguity_records import OPEN_OPTION, AmbiguityReport, FoundValue
 from modules.disambiguation.f1_policy import plan_disambiguation
-from modules.disambiguation.intent_questions import EVERY_OPTION, intent_questions
+from modules.disambiguation.intent_questions import (
+    EVERY_OPTION,
+    MAX_VALUE_OPTIONS,
+    intent_questions,
+)
 from modules.disambiguation.intent_rules import RuleIntentParser
 from tests.modules.disambiguation.test_ambiguity import PLAIN_VIEW
 from tests.modules.disambiguation.test_ambiguity_policy import F1
@@ -168,3 +172,39 @@ def test_exactly_the_required_dimensions_with_nothing_to_assume_are_asked_in_pro
     for question in intent_questions(intent, profile):
         assert question.options[-1].id == OPEN_OPTION
         assert all(e.subject == question.subject for o in question.options for e in o.events)
+
+
+BOUND = Dimension(
+    name="ward", synonyms={"en": ("ward",)}, required=True, clarify="ask_first",
+    column="wards.name",
+)  # fmt: skip
+
+
+def test_a_bound_dimension_is_offered_its_column_s_values_as_groundings() -> None:
+    profile = DomainProfile(dimensions=(BOUND,))
+    intent = _intent(QUESTION, profile)
+    (question,) = intent_questions(intent, profile, (), {"WARDS.name": ("Oncology", "ICU")})
+    assert [o.id for o in question.options] == ["v1", "v2", EVERY_OPTION, OPEN_OPTION]
+    grounded = question.options[0].events[0]
+    assert grounded.type == "value_grounded" and grounded.subject == "ward"
+    assert grounded.payload == {
+        "value": "Oncology",
+        "column": "wards.name",
+        "meaning": "ward = 'Oncology' (wards.name)",
+    }
+    many = {"wards.name": tuple(f"w{i}" for i in range(MAX_VALUE_OPTIONS + 1))}
+    (crowded,) = intent_questions(intent, profile, (), many)
+    assert [o.id for o in crowded.options] == [EVERY_OPTION, OPEN_OPTION]
+    assert f"more than {MAX_VALUE_OPTIONS} values" in crowded.prompt
+    (unindexed,) = intent_questions(intent, profile, (), {})  # sensitive, or no index
+    assert [o.id for o in unindexed.options] == [EVERY_OPTION, OPEN_OPTION]
+
+
+def test_a_bound_dimension_is_named_by_a_value_of_its_column_only() -> None:
+    profile = DomainProfile(dimensions=(BOUND,))
+    intent = _intent("How many beds does oncology have?", profile)
+    own = FoundValue(text="oncology", span=(19, 27), columns=("wards.name",))
+    other = FoundValue(text="oncology", span=(19, 27), columns=("wards.ward_type",))
+    assert intent_questions(intent, profile, (own,)) == []
+    # unbound, "ward_type" would name the ward; bound to wards.name, it does not
+    assert [q.subject for q in intent_questions(intent, profile, (other,))] == ["ward"]

@@ -104,6 +104,8 @@ def test_the_template_documents_domain_and_its_example_is_valid(tmp_path: Path) 
         (('default: "last 12 months", ', ""), "domain.dimensions[1]"),
         (("name: hospital", "name: '2 hospital'"), "domain.dimensions[0].name"),
         (("clarify: ask_first", "clarify: maybe"), "domain.dimensions[0].clarify"),
+        (("clarify: ask_first", "clarify: ask_first, column: ospedali"),
+         "domain.dimensions[0].column"),  # a table.column
         (("languages: [it, en]\n  escalate", "languages: [de]\n  escalate"), "domain.languages[0]"),
         (("escalate_unknown_to_restricted: false", "escalate: true"), "domain.escalate"),
         (("escalate_unknown_to_restricted: false", "escalate_unknown_to_restricted: 7"),
