@@ -105,18 +105,14 @@ def question_intent(app: App, question: str, profile: DomainProfile) -> Intent:
 
 
 def _bound_values(app: App, profile: DomainProfile) -> dict[str, tuple[str, ...]]:
-    """The values the value index holds for the columns the DomainProfile's dimensions are
-    bound to (``dimensions[].column``); a column it does not hold (sensitive, not text, not in
-    the catalog, or no fresh index) offers nothing."""
-    from tht.value_index_runtime import load_value_index
+    """The values of the columns the DomainProfile's dimensions are bound to
+    (``dimensions[].column``), as ``column_values`` confirms them; a column that is sensitive,
+    not text, not in the catalog, or without a fresh index offers nothing."""
+    from modules.disambiguation.intent_questions import MAX_VALUE_OPTIONS
+    from tht.value_index_runtime import column_values
 
-    bound = {d.column.casefold() for d in profile.dimensions if d.column}
-    if not bound:
-        return {}
-    index = load_value_index(app)
-    if index is None:
-        return {}
-    return {c.column: c.values for c in index.columns if c.column.casefold() in bound}
+    bound = [d.column for d in profile.dimensions if d.column]
+    return column_values(app, bound, MAX_VALUE_OPTIONS) if bound else {}
 
 
 def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tht.composition import App
 
 __all__ = [
+    "column_values",
     "fingerprint",
     "index_path",
     "load_value_index",
@@ -167,6 +168,37 @@ def _confirmed(bound: DatabaseBinding, column: str, value: str) -> bool:
         return bool(run_read_only(bound, sql, limit=1, timeout_ms=QUERY_TIMEOUT_MS).rows)
     except ThtError:
         return False
+
+
+def column_values(app: App, columns: Iterable[str], limit: int) -> dict[str, tuple[str, ...]]:
+    """What the value index holds for ``columns`` (``table.column``, any case), for F1 to offer:
+    only columns the verified catalog indexes (text, no Sensitive Data Flag), and only values
+    the database confirms — the index is a cache an agent could forge, so it names candidates,
+    never options. A column holding more than ``limit`` values returns ``limit + 1`` of them,
+    unconfirmed (they are only counted, never shown). Nothing without a fresh index or a
+    database."""
+    from modules.catalog.value_index import indexable_columns
+    from tht.catalog_runtime import binding
+
+    wanted = {c.casefold() for c in columns}
+    if not wanted:
+        return {}
+    state = _verified_state(app)
+    index = load_value_index(app, state)
+    bound = binding(app) if index is not None else None
+    if index is None or bound is None:
+        return {}
+    allowed = {c.casefold() for c in indexable_columns(state)[0]}
+    found: dict[str, tuple[str, ...]] = {}
+    for held in index.columns:
+        key = held.column.casefold()
+        if key not in wanted or key not in allowed:
+            continue
+        if len(held.values) > limit or held.truncated:
+            found[held.column] = tuple(held.values[: limit + 1])
+            continue
+        found[held.column] = tuple(v for v in held.values if _confirmed(bound, held.column, v))
+    return found
 
 
 def value_lookup(app: App, state: CatalogState | None = None) -> Any:

@@ -25,9 +25,13 @@ ENV = {"THT_CLOCK": "fixed:2026-12-07T12:00:00Z"}
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _workspace(tmp_path_factory.mktemp("intent") / "ws")
+
+
+def _workspace(folder: Path) -> Path:
     from kernel.workspace import init_workspace
 
-    ws, _ = init_workspace(tmp_path_factory.mktemp("intent") / "ws")
+    ws, _ = init_workspace(folder)
     text = ws.settings_file.read_text(encoding="utf-8")
     text += '\ndatabase: {url: "sqlite:///data/music.db"}\n' + DOMAIN
     ws.settings_file.write_text(text, encoding="utf-8")
@@ -87,3 +91,39 @@ def test_the_missing_dimension_is_asked_then_f1_closes_listing_the_assumption(ro
 def test_a_value_of_the_dimension_s_column_names_it(root: Path) -> None:
     _, review = _f1(root, "Which singer has the most sales in Italy?")
     assert review["kind"] == "confirm", review["prompt"]
+
+
+def test_offered_values_are_confirmed_by_the_database_and_never_a_sensitive_column_s(
+    tmp_path: Path,
+) -> None:
+    """The value index is a cache the agent can write: a value planted in it is never offered
+    (the database does not hold it), and a flagged column's values are never offered at all."""
+    root = _workspace(tmp_path / "ws")
+    index = root / ".tht" / "value_index" / "value_index.json"
+    data = json.loads(index.read_text(encoding="utf-8"))
+    for column in data["columns"]:
+        if column["column"] == "singer.country":
+            column["values"] = [*column["values"], "Atlantis"]
+    index.write_text(json.dumps(data), encoding="utf-8")
+    _, review = _f1(root, "Which singer has the most sales?")
+    values = [
+        e["payload"]["value"]
+        for o in review["options"]
+        for e in o["events"]
+        if e["type"] == "value_grounded"
+    ]
+    assert values == ["France", "Italy"]
+
+    flagged = run_tht(
+        "catalog", "sensitive", "set", "singer.country", "--on", "--reason", "personal",
+        "--as", "human:ann", cwd=root, env=ENV,
+    )  # fmt: skip
+    assert flagged.returncode == 0, flagged.stderr
+    # the rebuilt index leaves the flagged column out; plant it back, real values and all
+    data = json.loads(index.read_text(encoding="utf-8"))
+    assert all(c["column"] != "singer.country" for c in data["columns"])
+    data["columns"].append({"column": "singer.country", "values": ["France", "Italy"]})
+    index.write_text(json.dumps(data), encoding="utf-8")
+    _, review = _f1(root, "Which singer has the most sales?")
+    assert [o["id"] for o in review["options"]] == ["every", "open"]
+    assert "France" not in json.dumps(review) and "Italy" not in json.dumps(review)
