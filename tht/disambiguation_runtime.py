@@ -122,6 +122,7 @@ def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:
     from kernel.errors import UnavailableError
     from modules.disambiguation.ambiguity_records import GlossaryEntry
     from modules.evidence.query_text import evidence_query_text
+    from modules.evidence.recognizers import definition_text
     from modules.evidence.search import search_evidence
     from tht.evidence_runtime import open_evidence
 
@@ -144,19 +145,9 @@ def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:
             details={"reason": "evidence"},
         )
     return tuple(
-        GlossaryEntry(term=r.title, definition=_definition(r.title, r.excerpt), unit=r.unit_id)
+        GlossaryEntry(term=r.title, definition=definition_text(r.title, r.excerpt), unit=r.unit_id)
         for r in outcome.results
     )
-
-
-def _definition(term: str, excerpt: str) -> str:
-    """A glossary unit's text without its leading "**Term**:" (how prepared units write it)."""
-    import re
-
-    lead = re.match(r"\s*\*\*(?P<t>[^*]+)\*\*\s*[:—–-]\s*", excerpt)
-    if lead and lead["t"].strip().casefold() == term.strip().casefold():
-        return excerpt[lead.end() :].strip() or excerpt
-    return excerpt
 
 
 def prepare_f1(app: App, stage: str, proposal: Proposal, loaded: LoadedSession) -> Proposal:

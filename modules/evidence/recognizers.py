@@ -21,6 +21,7 @@ from modules.evidence.units import EvidencePurpose
 __all__ = [
     "DEFAULT_PURPOSES",
     "Recognition",
+    "definition_text",
     "is_value_pair",
     "plain_text",
     "recognize",
@@ -213,6 +214,17 @@ def _lead_term(text: str) -> str | None:
     if bold:
         return plain_text(bold.group(2))
     return None
+
+
+def definition_text(term: str, text: str) -> str:
+    """What a glossary passage says ``term`` means: its plain text without the leading
+    "**Term**:" / "Term:" a definition is written with (the text as it is when it does not
+    lead with that term)."""
+    plain = plain_text(text)
+    lead = re.match(r"^(?P<t>[^:]{1,100}?)\s*[:—–]\s+", plain)
+    if lead and lead["t"].strip(" '\"`.").casefold() == term.strip().casefold():
+        return plain[lead.end() :].strip() or plain
+    return plain
 
 
 def recognize(

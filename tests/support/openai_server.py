@@ -225,6 +225,20 @@ class OpenAITestServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def profile(self, model: str, **overrides: str) -> dict[str, str]:
+        """A provider profile (kernel.llm's file format) for this server: local, the given
+        model; ``overrides`` replace fields (``family``, ``location``, ``apiKeyEnv`` …)."""
+        return {
+            "protocol": "openai-chat-completions",
+            "family": "ollama",
+            "location": "local",
+            "baseUrl": self.base_url,
+            "model": model,
+            "responseFormat": "json-object",
+            "remoteDataPolicy": "local-only",
+            **overrides,
+        }
+
     # -- scripting -------------------------------------------------------------------------
 
     def script(self, *steps: Step) -> None:

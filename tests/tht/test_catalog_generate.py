@@ -443,16 +443,7 @@ def test_the_model_is_configured_at_setup_level_only(
     typo = tht("catalog", "generate")
     assert typo.code == 2 and "catalog.bogus" in typo.stderr
     # a keyed profile of the file, its endpoint given there
-    profile = {
-        "protocol": "openai-chat-completions",
-        "family": "custom",
-        "location": "local",
-        "baseUrl": server.base_url,
-        "model": "ministral-3:3b",
-        "apiKeyEnv": "GEN_KEY",
-        "responseFormat": "json-object",
-        "remoteDataPolicy": "local-only",
-    }
+    profile = server.profile("ministral-3:3b", family="custom", apiKeyEnv="GEN_KEY")
     write_model_config(config, None, generation_profile="mine", profiles={"mine": profile})
     monkeypatch.setenv("GEN_KEY", "secret-gen-key")
     body = ok(tht("catalog", "generate", "--scope", "ordini", "--json"))

@@ -61,9 +61,8 @@ def test_doctor_exits_2_on_an_invalid_workspace_yaml(
     assert first["name"] == "workspace" and first["verdict"] == "fail"
 
 
-def test_doctor_finds_the_hooks_in_claude_settings(
-    workspace: Path, no_claude: Path, tht: Callable[..., Result]
-) -> None:
+def _install_hooks(workspace: Path) -> None:
+    """tht's two hooks in the workspace folder's Claude Code settings, as install writes them."""
     settings = workspace / ".claude" / "settings.json"
     settings.parent.mkdir()
     hooks = {
@@ -73,6 +72,12 @@ def test_doctor_finds_the_hooks_in_claude_settings(
         }
     }
     settings.write_text(json.dumps(hooks))
+
+
+def test_doctor_finds_the_hooks_in_claude_settings(
+    workspace: Path, no_claude: Path, tht: Callable[..., Result]
+) -> None:
+    _install_hooks(workspace)
     done = tht("doctor", "--json")
     check = next(c for c in done.json()["checks"] if c["name"] == "hooks")
     # the workspace folder (or the project folder the command runs in, when that is the same)
@@ -166,15 +171,7 @@ def test_with_the_hooks_installed_doctor_checks_the_routing_catalog_they_read(
 ) -> None:
     """The route hook answers nothing without a usable catalog, silently to the user: doctor
     says so (a warning: the exit code is unchanged)."""
-    settings = workspace / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    hooks = {
-        "hooks": {
-            "UserPromptSubmit": [{"hooks": [{"command": "tht-route-hook"}]}],
-            "PreToolUse": [{"hooks": [{"command": "tht-guard-hook"}]}],
-        }
-    }
-    settings.write_text(json.dumps(hooks))
+    _install_hooks(workspace)
     monkeypatch.setenv("THT_CONFIG", str(tmp_path / "none.yaml"))
     monkeypatch.delenv("THT_ROUTING_CATALOG", raising=False)
     done = tht("doctor", "--json")

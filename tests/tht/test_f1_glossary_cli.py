@@ -6,12 +6,12 @@ the published glossary cannot be read — a broken index is never taken for "no 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_tht
+from tests.support.singer_workspace import singer_workspace
 
 SALES = """# Sales glossary
 
@@ -29,31 +29,16 @@ FINANCE = """# Finance glossary
 
 
 def _workspace(root: Path, *, publish: bool) -> Path:
-    from kernel.workspace import init_workspace
-
-    ws, _ = init_workspace(root)
-    text = ws.settings_file.read_text(encoding="utf-8")
-    text = text.replace("evidence:\n", "evidence:\n  embedder: hashing\n")
-    text += '\ndatabase: {url: "sqlite:///data/music.db"}\n'
-    ws.settings_file.write_text(text, encoding="utf-8")
-    (ws.root / "data").mkdir()
-    with sqlite3.connect(ws.root / "data" / "music.db") as db:
-        db.executescript(
-            """
-            CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT,
-                                 sales REAL);
-            INSERT INTO singer VALUES (1, 'Ann', 'France', 10.0), (2, 'Bo', 'Italy', 20.5);
-            """
-        )
+    ws = singer_workspace(root, hashing=True)
     steps: list[tuple[str, ...]] = [("catalog", "sync")]
     if publish:
-        (ws.root / "evidence" / "sources" / "sales.md").write_text(SALES, encoding="utf-8")
-        (ws.root / "evidence" / "sources" / "finance.md").write_text(FINANCE, encoding="utf-8")
+        (ws / "evidence" / "sources" / "sales.md").write_text(SALES, encoding="utf-8")
+        (ws / "evidence" / "sources" / "finance.md").write_text(FINANCE, encoding="utf-8")
         steps += [("evidence", "prepare"), ("evidence", "publish")]
     for step in steps:
-        done = run_tht(*step, cwd=ws.root)
+        done = run_tht(*step, cwd=ws)
         assert done.returncode == 0, done.stderr
-    return ws.root
+    return ws
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ workspace clock."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_tht
+from tests.support.singer_workspace import singer_workspace
 
 DOMAIN = """
 domain:
@@ -29,24 +29,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _workspace(folder: Path) -> Path:
-    from kernel.workspace import init_workspace
-
-    ws, _ = init_workspace(folder)
-    text = ws.settings_file.read_text(encoding="utf-8")
-    text += '\ndatabase: {url: "sqlite:///data/music.db"}\n' + DOMAIN
-    ws.settings_file.write_text(text, encoding="utf-8")
-    (ws.root / "data").mkdir()
-    with sqlite3.connect(ws.root / "data" / "music.db") as db:
-        db.executescript(
-            """
-            CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT,
-                                 sales REAL);
-            INSERT INTO singer VALUES (1, 'Ann', 'France', 10.0), (2, 'Bo', 'Italy', 20.5);
-            """
-        )
-    done = run_tht("catalog", "sync", cwd=ws.root, env=ENV)
+    root = singer_workspace(folder, settings=DOMAIN)
+    done = run_tht("catalog", "sync", cwd=root, env=ENV)
     assert done.returncode == 0, done.stderr
-    return ws.root
+    return root
 
 
 def _f1(root: Path, question: str) -> tuple[str, dict]:

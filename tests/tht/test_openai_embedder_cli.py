@@ -29,7 +29,7 @@ def server() -> Iterator[OpenAITestServer]:
         yield running
 
 
-def _workspace(tmp_path: Path, evidence: str, profile: dict[str, object]) -> tuple[Path, dict]:
+def _workspace(tmp_path: Path, evidence: str, profile: dict[str, str]) -> tuple[Path, dict]:
     from kernel.workspace import init_workspace
 
     ws, _ = init_workspace(tmp_path / "ws")
@@ -41,18 +41,6 @@ def _workspace(tmp_path: Path, evidence: str, profile: dict[str, object]) -> tup
     return ws.root, {"THT_CONFIG": str(config)}
 
 
-def _local(server: OpenAITestServer) -> dict[str, object]:
-    return {
-        "protocol": "openai-chat-completions",
-        "family": "ollama",
-        "location": "local",
-        "baseUrl": server.base_url,
-        "model": MODEL,
-        "responseFormat": "json-object",
-        "remoteDataPolicy": "local-only",
-    }
-
-
 def test_publish_embeds_through_the_user_s_profile_with_the_role_prefixes(
     server: OpenAITestServer, tmp_path: Path
 ) -> None:
@@ -61,7 +49,7 @@ def test_publish_embeds_through_the_user_s_profile_with_the_role_prefixes(
         '  embedder_query_prefix: "search_query: "\n'
         '  embedder_passage_prefix: "search_document: "\n'
     )
-    root, env = _workspace(tmp_path, settings, _local(server))
+    root, env = _workspace(tmp_path, settings, server.profile(MODEL))
     for step in (("evidence", "prepare"), ("evidence", "publish", "--json")):
         done = run_tht(*step, cwd=root, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -82,12 +70,9 @@ def test_publish_embeds_through_the_user_s_profile_with_the_role_prefixes(
 def test_a_cloud_profile_is_refused_without_the_workspace_s_opt_in(
     server: OpenAITestServer, tmp_path: Path
 ) -> None:
-    cloud = {
-        **_local(server),
-        "family": "custom",
-        "location": "cloud",
-        "remoteDataPolicy": "external-cloud",
-    }
+    cloud = server.profile(
+        MODEL, family="custom", location="cloud", remoteDataPolicy="external-cloud"
+    )
     root, env = _workspace(tmp_path, "  embedder: openai\n  embedder_profile: embeddings\n", cloud)
     assert run_tht("evidence", "prepare", cwd=root, env=env).returncode == 0
     refused = run_tht("evidence", "publish", cwd=root, env=env)

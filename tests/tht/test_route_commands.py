@@ -159,15 +159,7 @@ def test_a_skill_named_like_a_mode_hotword_is_a_build_error(tmp_path: Path, rese
         f"---\nname: {reserved}\ndescription: does things\n---\nbody\n", encoding="utf-8"
     )
     out = tmp_path / "x.pack"
-    done = _tht(
-        "route",
-        "catalog",
-        "build",
-        "--skills",
-        str(tmp_path / "skills"),
-        "--out",
-        str(out),
-        home=tmp_path,
-    )
+    skills = str(tmp_path / "skills")
+    done = _tht("route", "catalog", "build", "--skills", skills, "--out", str(out), home=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"!{reserved} sets a mode" in done.stderr and not out.exists()

@@ -112,17 +112,7 @@ def test_the_workspace_can_choose_it_by_profile(server: OpenAITestServer, tmp_pa
         "evidence:\n", "evidence:\n  embedder: openai\n  embedder_profile: embeddings\n"
     )
     workspace.settings_file.write_text(with_profile, encoding="utf-8")
-    profiles = {
-        "embeddings": {
-            "protocol": "openai-chat-completions",
-            "family": "ollama",
-            "location": "local",
-            "baseUrl": server.base_url,
-            "model": MODEL,
-            "responseFormat": "json-object",
-            "remoteDataPolicy": "local-only",
-        }
-    }
+    profiles = {"embeddings": server.profile(MODEL)}
     embedder = open_embedder(workspace, profiles=profiles, environ={})
     assert isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, OpenAIEmbedder)
     assert embedder.embed_passages(["a"]).shape == (1, 12)
