@@ -178,16 +178,26 @@ class WorkflowKernel:
         return LoadedSession(session, workflow, state, report.head, None)
 
     def load_for_display(self, session: str) -> tuple[LoadedSession, list[Problem]]:
-        """What ``status`` shows: the cached fold plus new events when the cache still matches
-        the ledger's tail, else a full fold. Display only — nothing decides on it. The problems
-        are those of the cheap checks (torn tail, anchor) and the ones the fold recorded."""
+        """What ``status`` and the reviewer web UI show. Display only — nothing decides on it.
+
+        An unsigned session: the cached fold plus new events when the cache still matches the
+        ledger's tail, else a full fold; the problems are those of the cheap checks (torn tail,
+        anchor) and the ones the fold recorded. A *signed* session (or any session of a workspace
+        in signed mode) is shown as a policy command sees it — the reviewer's signed checkpoint
+        plus what follows it, else the whole verified fold — never from the status cache: a
+        reviewer reads this to decide, and anyone with the user's account can write that cache
+        (a review's options relabelled, a pending review hidden, a decision shown as taken). A
+        ledger that does not verify is then shown from a full fold with every problem."""
         ledger = self.store.ledger(session)
         tail_problems: list[Problem] = []
+        first = ledger.first_event()
         try:
-            workflow = self._cached_workflow(session, ledger)
+            workflow = self._workflow_of(session, [first] if first is not None else [])
         except IntegrityError as err:
             loaded = self.load_unverified(session)
             return loaded, [Problem("workflow_snapshot", str(err))]
+        if self._displayed_verified(first):
+            return self._load_verified_for_display(session, ledger)
         cache = self._read_cache(session, workflow)
         if cache is not None:
             read = ledger.read_after(cache.last_seq, cache.hint)
@@ -211,6 +221,28 @@ class WorkflowKernel:
         issues = [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
         return LoadedSession(session, workflow, state, head, read.torn), tail_problems + issues
 
+    def _displayed_verified(self, first: ev.Event | None) -> bool:
+        """Whether a display of the session that ``first`` opens must rest on the verified
+        ledger: the session was created signed, or the workspace is in signed mode now."""
+        if isinstance(first, ev.SessionCreated) and first.payload.human_decisions == "signed":
+            return True
+        return self.trust.signed
+
+    def _load_verified_for_display(
+        self, session: str, ledger: LedgerPort
+    ) -> tuple[LoadedSession, list[Problem]]:
+        try:
+            return self.load(session), []
+        except IntegrityError:
+            pass
+        report = ledger.verify()
+        events = [e for e in report.decoded if e is not None]
+        if not events:
+            raise NotFoundError(f"session {session} has no events yet")
+        workflow, state = self._replay(session, events, report.problems)
+        problems = _all_problems(report, state)
+        return LoadedSession(session, workflow, state, report.head, None), problems
+
     def load_unverified(self, session: str) -> LoadedSession:
         """A full fold of whatever the ledger holds (display of a damaged session)."""
         ledger = self.store.ledger(session)
@@ -221,10 +253,6 @@ class WorkflowKernel:
             workflow = load_workflow(default_workflow_path())
         state = fold(workflow, read.events, human_check=self._check(read.events))
         return LoadedSession(session, workflow, state, read.head, read.torn)
-
-    def _cached_workflow(self, session: str, ledger: LedgerPort) -> WorkflowSpec:
-        first = ledger.first_event()
-        return self._workflow_of(session, [first] if first is not None else [])
 
     def _workflow_of(self, session: str, events: Sequence[ev.Event]) -> WorkflowSpec:
         created = events[0] if events else None
