@@ -319,9 +319,11 @@ def _search(
 
 def backing(app: App, state: MemoryState) -> Callable[[str], bool]:
     """Whether an id (memory, solved question) is still backed by its source session: a
-    memory's session records the reviewer's effective ``memory_promoted`` of it, a solved
-    question's session is finalized. Each source session is loaded verified, once."""
+    memory's session records the reviewer's effective ``memory_promoted`` of it (its id is its
+    content's), a solved question is exactly what its finalized session solved
+    (``solved_matches``). Each source session is loaded verified, once."""
     from kernel.errors import ThtError
+    from modules.memory.promotion import solved_matches
 
     sessions: dict[str, SessionState | None] = {}
     answers: dict[str, bool] = {}
@@ -343,8 +345,9 @@ def backing(app: App, state: MemoryState) -> Callable[[str], bool]:
             source = session(state.memories[item].source_session)
             found = source is not None and _promoted(source, item)
         elif item in state.solved:
-            source = session(state.solved[item].source_session)
-            found = source is not None and source.lifecycle == "finalized"
+            solved = state.solved[item]
+            source = session(solved.source_session)
+            found = source is not None and solved_matches(solved, source)
         answers[item] = found
         return found
 
@@ -567,7 +570,9 @@ def solved_question_task(app: App) -> Callable[[OutboxItem], None]:
     (idempotent: an item run twice saves it once)."""
 
     def run(item: OutboxItem) -> None:
-        from modules.memory.promotion import plan_solved
+        from kernel.errors import PolicyError
+        from modules.memory.keys import solved_id
+        from modules.memory.promotion import plan_solved, solved_facts, solved_matches
 
         loaded = app.kernel.load(item.session)
         state = loaded.state
@@ -576,9 +581,18 @@ def solved_question_task(app: App) -> Callable[[OutboxItem], None]:
         if state.effective_artifact("sql_final.sql") is None:
             return  # no final SQL: nothing was solved
         sql = app.kernel.artifact(item.session, "sql_final.sql", loaded=loaded).decode("utf-8")
-        facts = _solved_facts(state)
+        facts = solved_facts(state)
         registry = open_registry(app)
         current = registry.load_for_write()
+        held = current.state.solved.get(solved_id(item.session))
+        if held is not None and not solved_matches(held, state):
+            # written into the registry by someone else for this session: never recalled
+            # (backing), and the genuine one cannot be saved beside it; say so in the outbox
+            raise PolicyError(
+                f"the memory registry holds a solved question for session {item.session} that "
+                "is not what the session solved (written outside tht): it is never recalled, "
+                "and this session's own solved question cannot be saved beside it"
+            )
         drafts = plan_solved(
             current.state,
             session=item.session,
@@ -593,21 +607,3 @@ def solved_question_task(app: App) -> Callable[[OutboxItem], None]:
         reindex_memory(app, loaded=current)
 
     return run
-
-
-def _solved_facts(state: SessionState) -> dict[str, Any]:
-    """The rewritten question, accepted evidence, linked tables and result hash of a session."""
-    from kernel import events as ev
-
-    facts: dict[str, Any] = {"rewritten": "", "evidence": [], "tables": (), "result_sha256": ""}
-    for record in state.effective_decisions():
-        event = record.event
-        if isinstance(event, ev.QuestionRewritten):
-            facts["rewritten"] = event.payload.question
-        elif isinstance(event, ev.EvidenceAccepted):
-            facts["evidence"].append(event.payload.evidence_id)
-        elif isinstance(event, ev.SchemaLinked):
-            facts["tables"] = event.payload.tables
-        elif isinstance(event, ev.ResultVerified):
-            facts["result_sha256"] = event.payload.result_sha256
-    return facts

@@ -7,16 +7,21 @@
   session's ``memory_promoted`` saves nothing twice; spec 003 §12).
 - :func:`plan_forget` — ``tht memory forget ID --reason T --as human:ID``.
 - :func:`plan_solved` — after finalize (the outbox): the session's solved question, once.
+- :func:`solved_facts` / :func:`solved_matches` — what a finalized session says it solved, and
+  whether a registry entry says exactly that (a ``solved_question_saved`` is written by
+  ``module:memory``, unsigned: only its source session's verified ledger backs it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
 from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
+from kernel.fold import SessionState
 from kernel.memory_events import (
     MemoryForgottenPayload,
     MemorySavedPayload,
@@ -28,9 +33,17 @@ from kernel.transitions import check_human
 from modules.memory.candidates import PromotionCandidate
 from modules.memory.fold import sql_sha256
 from modules.memory.keys import memory_id, memory_key, solved_id, subject_target_key
-from modules.memory.records import MemoryRecord, MemoryState
+from modules.memory.records import MemoryRecord, MemoryState, SolvedQuestion
 
-__all__ = ["SOLVED_ACTOR", "SavePlan", "plan_forget", "plan_saves", "plan_solved"]
+__all__ = [
+    "SOLVED_ACTOR",
+    "SavePlan",
+    "plan_forget",
+    "plan_saves",
+    "plan_solved",
+    "solved_facts",
+    "solved_matches",
+]
 
 #: who records a solved question (the outbox item runs as the module)
 SOLVED_ACTOR = "module:memory"
@@ -208,3 +221,42 @@ def plan_solved(
             ),
         )
     ]
+
+
+def solved_facts(state: SessionState) -> dict[str, Any]:
+    """What a session's effective decisions say about its solved question: the rewritten
+    question, the accepted evidence, the linked tables and F7's result hash."""
+    facts: dict[str, Any] = {"rewritten": "", "evidence": [], "tables": (), "result_sha256": ""}
+    for record in state.effective_decisions():
+        event = record.event
+        if isinstance(event, ev.QuestionRewritten):
+            facts["rewritten"] = event.payload.question
+        elif isinstance(event, ev.EvidenceAccepted):
+            facts["evidence"].append(event.payload.evidence_id)
+        elif isinstance(event, ev.SchemaLinked):
+            facts["tables"] = event.payload.tables
+        elif isinstance(event, ev.ResultVerified):
+            facts["result_sha256"] = event.payload.result_sha256
+    return facts
+
+
+def solved_matches(solved: SolvedQuestion, state: SessionState) -> bool:
+    """Whether ``solved`` is what its source session (``state``, folded from its verified
+    ledger) solved: finalized at the recorded seq, the same question, the SHA-256 of its
+    effective ``sql_final.sql``, and the same rewritten question, evidence, tables and result
+    hash. Anything else — an entry written into the registry by hand for a real finalized
+    session, with SQL or a question of its own — is not backed, so never recalled."""
+    if state.session != solved.source_session or state.lifecycle != "finalized":
+        return False
+    if state.finalized_seq != solved.source_seq or state.question != solved.question:
+        return False
+    artifact = state.effective_artifact("sql_final.sql")
+    if artifact is None or artifact.sha256 != solved.sql_sha256:
+        return False
+    facts = solved_facts(state)
+    return (
+        facts["rewritten"] == solved.rewritten
+        and tuple(facts["evidence"]) == tuple(solved.evidence)
+        and tuple(facts["tables"]) == tuple(solved.tables)
+        and facts["result_sha256"] == solved.result_sha256
+    )

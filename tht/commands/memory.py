@@ -191,19 +191,25 @@ def list_cmd(
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """The registry: live memories (contradictions shown side by side) and solved questions."""
-    from tht.memory_runtime import open_registry
+    """The registry: live memories (contradictions shown side by side) and solved questions.
+    Each says whether its source session backs it (``backed``): an entry written into the
+    registry outside tht is listed, marked, and never recalled."""
+    from tht.memory_runtime import backing, open_registry
     from tht.render import render_table
 
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
     state = open_registry(app_).load().state
+    backed = backing(app_, state)
     records = sorted(state.memories.values(), key=lambda r: r.saved_seq)
     shown = [r for r in records if all_ or r.status == "live"]
     contradictions = _contradictions(state)
-    solved = [_solved_json(s) for s in sorted(state.solved.values(), key=lambda s: s.saved_seq)]
+    solved = [
+        _solved_json(s) | {"backed": backed(s.solved_id)}
+        for s in sorted(state.solved.values(), key=lambda s: s.saved_seq)
+    ]
     body = {
-        "memories": [_memory_json(r) for r in shown],
+        "memories": [_memory_json(r) | {"backed": backed(r.memory_id)} for r in shown],
         "solved_questions": solved,
         "contradictions": contradictions,
         "last_seq": state.last_seq,
@@ -212,14 +218,27 @@ def list_cmd(
         inv.emit(body, "the workspace memory is empty")
         return
     rows = [
-        [r.memory_id, r.subject, r.meaning, r.target or "", r.status, _provenance(r)] for r in shown
+        [
+            r.memory_id,
+            r.subject,
+            r.meaning,
+            r.target or "",
+            r.status if backed(r.memory_id) else f"{r.status}, {_NOT_BACKED}",
+            _provenance(r),
+        ]
+        for r in shown
     ]
     lines = [render_table(["id", "subject", "meaning", "target", "status", "provenance"], rows)]
     for group in contradictions:
         lines.append(f"contradiction: {', '.join(group)} (same subject, different targets)")
     for s in solved:
-        lines.append(f"solved {s['id']}: {s['question']} (session {s['source']['session']})")
+        mark = "" if s["backed"] else f" — {_NOT_BACKED}"
+        lines.append(f"solved {s['id']}: {s['question']} (session {s['source']['session']}){mark}")
     inv.emit(body, "\n".join(lines))
+
+
+#: an entry its source session does not back (written into the registry outside tht)
+_NOT_BACKED = "NOT BACKED by its session: never recalled"
 
 
 def _require_id(item: str) -> None:
@@ -238,19 +257,22 @@ def show_cmd(
 ) -> None:
     """One memory or solved question, with its provenance and history."""
     from kernel.errors import NotFoundError
-    from tht.memory_runtime import open_registry
+    from tht.memory_runtime import backed_ids, open_registry
 
     inv = invocation(workspace, json_, debug)
     _require_id(item)
     app_ = open_for(inv)
     state = open_registry(app_).load().state
+    backed = item in backed_ids(app_, state, [item])
+    warning = [] if backed else [f"  {_NOT_BACKED}"]
     if item in state.memories:
         record = state.memories[item]
-        body = _memory_json(record)
+        body = _memory_json(record) | {"backed": backed}
         target = f" → {record.target}" if record.target else ""
         lines = [
             f"{record.memory_id} ({record.status}): {record.subject} = {record.meaning}{target}",
             f"  {_provenance(record)}",
+            *warning,
         ]
         if record.rationale:
             lines.append(f"  rationale: {record.rationale}")
@@ -266,9 +288,10 @@ def show_cmd(
         lines = [
             f"{solved.solved_id}: {solved.question}",
             f"  from session {solved.source_session} (finalized at seq {solved.source_seq})",
+            *warning,
             *(f"  | {line}" for line in solved.sql.splitlines()),
         ]
-        inv.emit(_solved_json(solved), "\n".join(lines))
+        inv.emit(_solved_json(solved) | {"backed": backed}, "\n".join(lines))
         return
     raise NotFoundError(f"no memory or solved question {item!r} (see `tht memory list --all`)")
 

@@ -248,45 +248,56 @@ def forge_memory_saved(
     seq: int,
     reviewer: str = "human:mallory",
 ) -> str:
-    """Append a ``memory_saved`` straight into ``memory/ledger.jsonl``, chained exactly as the
-    ledger chains (:func:`kernel.events.stamp`, :func:`kernel.ledger_verify.line_hash`) and with
-    its head anchor moved along, as anyone who can write the workspace's files could: no
-    reviewer promoted it in ``session``. Its memory id."""
-    from kernel.events import EventDraft, encode_event, stamp
-    from kernel.ledger_verify import genesis_hash, line_hash
-    from kernel.ledger_writer import write_anchor_fd
+    """Append a ``memory_saved`` straight into ``memory/ledger.jsonl`` (:func:`append_registry`):
+    no reviewer promoted it in ``session``. Its memory id."""
+    from kernel.events import EventDraft
     from kernel.memory_events import MemorySavedPayload, MemorySource
-    from kernel.store.base import workspace_ledger_spec
     from modules.memory.keys import memory_id
 
+    mid = memory_id(subject, target, meaning)
+    append_registry(
+        ws,
+        EventDraft(
+            type="memory_saved",
+            actor=reviewer,
+            subject=subject,
+            payload=MemorySavedPayload(
+                memory_id=mid,
+                subject=subject,
+                meaning=meaning,
+                target=target,
+                language="it",
+                source=MemorySource(session=session, seq=seq),
+                reviewer=reviewer,
+            ),
+        ),
+    )
+    return mid
+
+
+def append_registry(ws: Ws, draft: Any, *, drop_last: bool = False) -> None:
+    """Append ``draft`` straight into ``memory/ledger.jsonl``, chained exactly as the ledger
+    chains (:func:`kernel.events.stamp`, :func:`kernel.ledger_verify.line_hash`) and with its head
+    anchor moved along, as anyone who can write the workspace's files could. ``drop_last``: cut
+    the registry's last line first (an unsigned entry at the end can be cut: docs/security.md)."""
+    from kernel.events import encode_event, stamp
+    from kernel.ledger_verify import genesis_hash, line_hash
+    from kernel.ledger_writer import write_anchor_fd
+    from kernel.store.base import workspace_ledger_spec
+
     lines = ws.registry.read_bytes().splitlines() if ws.registry.exists() else []
+    if drop_last:
+        lines = lines[:-1]
     last = json.loads(lines[-1])["seq"] if lines else 0
     prev = (
         line_hash(lines[-1]) if lines else genesis_hash(workspace_ledger_spec("memory").ledger_id)
     )
-    mid = memory_id(subject, target, meaning)
-    draft = EventDraft(
-        type="memory_saved",
-        actor=reviewer,
-        subject=subject,
-        payload=MemorySavedPayload(
-            memory_id=mid,
-            subject=subject,
-            meaning=meaning,
-            target=target,
-            language="it",
-            source=MemorySource(session=session, seq=seq),
-            reviewer=reviewer,
-        ),
-    )
     event = stamp(draft, seq=last + 1, ts="2026-11-30T10:00:00.000Z", prev=prev)
     line = encode_event(event)
     ws.registry.parent.mkdir(parents=True, exist_ok=True)
-    with ws.registry.open("ab") as f:
-        f.write(line + b"\n")
+    ws.registry.write_bytes(b"".join(kept + b"\n" for kept in lines) + line + b"\n")
     fd = os.open(ws.registry.parent / "ledger.head", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         write_anchor_fd(fd, last + 1, line_hash(line))
     finally:
         os.close(fd)
-    return mid

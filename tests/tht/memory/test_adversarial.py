@@ -3,7 +3,9 @@ files tries, and what must hold.
 
 (a) an agent cannot propose F2's or F8's memory outcome itself; (b) a ``memory_saved`` written
 straight into the registry file, correctly chained, is never recalled (no session backs it);
-(c) a forgotten memory is never searched again; (d) a missing or tampered index fails closed;
+a ``solved_question_saved`` written for a real finalized session with a question or SQL of its own
+is never recalled (only what that session's verified ledger solved backs one); (c) a forgotten
+memory is never searched again; (d) a missing or tampered index fails closed;
 (e) forgetting is a human's act; (f) a poisoned fold cache decides nothing.
 """
 
@@ -28,6 +30,7 @@ from tests.tht.memory.support import (
     SECOND_QUESTION,
     H,
     Ws,
+    append_registry,
     clarify,
     forge_memory_saved,
     stage_lines,
@@ -127,6 +130,9 @@ def test_a_forged_memory_is_never_recalled(prepared: Prepared, tmp_path: Path, s
     ws.ok("memory", "reindex")
     found = ws.ok("memory", "search", "degenza")["results"]
     assert forged not in [r["id"] for r in found]  # not backed: search never shows it
+    listed = {m["id"]: m["backed"] for m in ws.ok("memory", "list")["memories"]}
+    assert listed == {prepared.memory_id: True, forged: False}  # listed, and marked
+    assert "NOT BACKED" in ws.tht("memory", "list").stdout
     later = ws.new_session("Qual è la degenza media per ospedale nel 2024?")
     clarify(ws, later, "degenza", "giorni tra ricovero e dimissione", "ricoveri")
     ran = ws.close_f1(later)["ran"]
@@ -154,6 +160,132 @@ def test_a_forged_contradiction_is_never_a_recalled_option(
     options = [o["id"] for o in ws.review(later, int(ran["review"]))["options"]]
     assert f"m:{prepared.memory_id}" in options  # the real memory is recalled
     assert f"m:{forged}" not in options
+
+
+FORGED_QUESTION = "Quante ablazioni per ospedale nel 2025?"
+FORGED_SQL = "SELECT ospedale, COUNT(*) * 10 AS ricoveri FROM ricoveri GROUP BY ospedale"
+
+
+@pytest.mark.parametrize("forge", ["sql", "question", "seq", "result"])
+def test_a_forged_solved_question_of_a_real_finalized_session_is_never_recalled(
+    prepared: Prepared, tmp_path: Path, forge: str
+) -> None:
+    """The genuine entry (written by ``module:memory``, unsigned, the registry's last line) is
+    cut and one of the agent's own takes its place for the same finalized session, correctly
+    chained: the registry verifies, the index takes it in, and neither search nor F2 shows it."""
+    from kernel.events import EventDraft
+    from kernel.memory_events import MemorySource, SolvedQuestionSavedPayload
+    from modules.memory.fold import sql_sha256
+
+    ws = prepared.promoted.copy(tmp_path / "ws")
+    genuine = ws.registry_events()[-1]
+    assert genuine["type"] == "solved_question_saved"
+    real = genuine["payload"]
+    sql = FORGED_SQL if forge == "sql" else real["sql"]
+    payload = SolvedQuestionSavedPayload(
+        solved_id=real["solved_id"],
+        question=FORGED_QUESTION if forge == "question" else real["question"],
+        rewritten=real["rewritten"],
+        sql=sql,
+        sql_sha256=sql_sha256(sql),
+        evidence=tuple(real["evidence"]),
+        tables=tuple(real["tables"]),
+        result_sha256="0" * 64 if forge == "result" else real["result_sha256"],
+        language=real["language"],
+        source=MemorySource(
+            session=real["source"]["session"],
+            seq=real["source"]["seq"] - 1 if forge == "seq" else real["source"]["seq"],
+        ),
+    )
+    append_registry(
+        ws,
+        EventDraft(
+            type="solved_question_saved",
+            actor=genuine["actor"],
+            subject=genuine["subject"],
+            payload=payload,
+        ),
+        drop_last=True,
+    )
+    assert ws.ok("memory", "verify")["ok"] is True
+    ws.ok("memory", "reindex")
+    for text in (real["question"], payload.question, sql):
+        found = ws.ok("memory", "search", text, "--limit", "20")["results"]
+        assert prepared.solved_id not in [r["id"] for r in found], text
+    later = _second_session_at_f1(ws)
+    ran = ws.close_f1(later)["ran"]
+    if ran["status"] == "review":
+        options = [o["id"] for o in ws.review(later, int(ran["review"]))["options"]]
+        assert f"q:{prepared.solved_id}" not in options
+        assert f"m:{prepared.memory_id}" in options  # the genuine memory still is
+    assert b"COUNT(*) * 10" not in b"".join(ws.ledger_lines(later))
+
+
+def test_the_genuine_solved_question_rewritten_unchanged_is_still_recalled(
+    prepared: Prepared, tmp_path: Path
+) -> None:
+    """The control of the test above: the same cut and re-append with the genuine content."""
+    from kernel.events import EventDraft
+    from kernel.memory_events import SolvedQuestionSavedPayload
+
+    ws = prepared.promoted.copy(tmp_path / "ws")
+    genuine = ws.registry_events()[-1]
+    payload = msgspec.convert(genuine["payload"], SolvedQuestionSavedPayload)
+    append_registry(
+        ws,
+        EventDraft(
+            type="solved_question_saved",
+            actor=genuine["actor"],
+            subject=genuine["subject"],
+            payload=payload,
+        ),
+        drop_last=True,
+    )
+    ws.ok("memory", "reindex")
+    later = _second_session_at_f1(ws)
+    ran = ws.close_f1(later)["ran"]
+    options = [o["id"] for o in ws.review(later, int(ran["review"]))["options"]]
+    assert f"q:{prepared.solved_id}" in options
+
+
+def test_a_solved_question_planted_before_finalize_makes_the_outbox_item_fail_saying_so(
+    prepared: Prepared, tmp_path: Path
+) -> None:
+    """Planted for the session before it is finalized, the entry takes the session's solved id:
+    the genuine one cannot be saved beside it, and the after-finalize task says why instead of
+    reporting done."""
+    from kernel.events import EventDraft
+    from kernel.memory_events import MemorySource, SolvedQuestionSavedPayload
+    from modules.memory.fold import sql_sha256
+    from modules.memory.keys import solved_id
+
+    ws = prepared.promoted.copy(tmp_path / "ws")
+    session = prepared.a2  # the twin: at F6, never finalized
+    append_registry(
+        ws,
+        EventDraft(
+            type="solved_question_saved",
+            actor="module:memory",
+            subject=solved_id(session),
+            payload=SolvedQuestionSavedPayload(
+                solved_id=solved_id(session),
+                question=FORGED_QUESTION,
+                sql=FORGED_SQL,
+                sql_sha256=sql_sha256(FORGED_SQL),
+                source=MemorySource(session=session, seq=999),
+            ),
+        ),
+    )
+    assert ws.ok("memory", "verify")["ok"] is True
+    ws.skip_datamart(session)
+    done = ws.ok("session", "finalize", session, "--as", H)
+    (task,) = done["after_finalize"]
+    assert task["status"] != "done", task
+    assert "not what the session solved" in task["error"], task
+    listed = {s["id"]: s["backed"] for s in ws.ok("memory", "list")["solved_questions"]}
+    assert listed == {prepared.solved_id: True, solved_id(session): False}
+    shown = ws.tht("memory", "show", solved_id(session))
+    assert shown.code == 0 and "NOT BACKED by its session: never recalled" in shown.stdout
 
 
 # --------------------------------------------------------------------------- (c) forget
