@@ -2,8 +2,12 @@
 
 ``init_schema`` applies, in one transaction under an advisory lock (so two ``tht store init``
 never interleave), every migration the database has not recorded in ``tht_schema_migrations``;
-it is idempotent. The store refuses a database whose version is not :data:`LATEST`
-(``tht store init`` first; a newer version was written by a newer tht).
+it is idempotent. On a current store it runs no DDL at all, so the everyday role (no ``CREATE``:
+docs/operations.md) may run it too; a missing migration is the owner role's to apply, and any
+other role gets a :class:`~kernel.errors.PolicyError` (exit 5, nothing changed) saying so: the
+server's privileges refuse the write, as they do ``tht sql run``'s. The store refuses a
+database whose version is not :data:`LATEST` (``tht store init`` first; a newer version was
+written by a newer tht).
 
 Every row is namespaced by ``workspace`` (one server may hold several workspaces) and by
 ``ledger``: ``session:<id>`` for a session, ``catalog`` / ``memory`` for the workspace-level
@@ -31,10 +35,14 @@ The tables live in the first schema of the role's ``search_path`` (``public`` by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
+from kernel.errors import PolicyError
 from kernel.store.postgres_conn import Database, installed_version
+from kernel.store.postgres_libpq import PgError
 from kernel.store.postgres_outbox import OUTBOX_TABLE
 
 if TYPE_CHECKING:
@@ -158,14 +166,26 @@ LATEST = MIGRATIONS[-1].version
 
 # pg_advisory_xact_lock key of schema changes ("tht" + "schema", as ASCII, in one bigint)
 _LOCK_KEY = 0x7468_7473_6368_656D
+# SQLSTATE insufficient_privilege: no CREATE in the schema, not the owner of a table
+_INSUFFICIENT_PRIVILEGE = "42501"
+
+_MIGRATIONS_TABLE = """CREATE TABLE tht_schema_migrations (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)"""
 
 
 def init_schema(dsn: str) -> list[str]:
-    """Apply every missing migration; the labels applied now (``[]`` when up to date).
+    """Apply every missing migration; the labels applied now (``[]`` when up to date, which
+    any role that may read ``tht_schema_migrations`` can run: no DDL then).
+    ``PolicyError`` (exit 5, nothing changed) when a migration is missing and the role may not
+    apply it (the everyday role: ``tht store init`` is the owner role's);
     ``UnavailableError`` (exit 6) when the server cannot be reached; the DSN is never shown."""
     db = Database(dsn, required_version=None)
     try:
-        return db.run("applying the store's schema migrations", _apply, retry=False)
+        work = partial(_apply, reason=db.reason)
+        return db.run("applying the store's schema migrations", work, retry=False)
     finally:
         db.close()
 
@@ -179,26 +199,57 @@ def schema_version(dsn: str) -> int:
         db.close()
 
 
-def _apply(conn: Connection) -> list[str]:
-    applied: list[str] = []
+def _apply(conn: Connection, reason: Callable[[BaseException], str]) -> list[str]:
+    """The missing migrations, applied in one transaction; no DDL at all when none is missing
+    (PostgreSQL checks ``CREATE`` even for ``CREATE TABLE IF NOT EXISTS`` of a table that
+    exists, and the everyday role has no ``CREATE``: docs/operations.md)."""
+    denied: str | None = None
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-        conn.execute(
-            """CREATE TABLE IF NOT EXISTS tht_schema_migrations (
-                version integer PRIMARY KEY,
-                name text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )"""
-        )
-        done = {row[0] for row in conn.execute("SELECT version FROM tht_schema_migrations")}
-        for migration in MIGRATIONS:
-            if migration.version in done:
-                continue
-            for statement in migration.statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO tht_schema_migrations (version, name) VALUES (%s, %s)",
-                (migration.version, migration.name),
-            )
-            applied.append(migration.label)
-    return applied
+        recorded, role = _recorded(conn)
+        missing = [m for m in MIGRATIONS if recorded is None or m.version not in recorded]
+        if not missing:
+            return []
+        try:
+            if recorded is None:
+                conn.execute(_MIGRATIONS_TABLE)
+            for migration in missing:
+                _run(conn, migration)
+        except PgError as err:
+            if err.sqlstate != _INSUFFICIENT_PRIVILEGE:
+                raise
+            denied = reason(err)
+        if denied is not None:  # raised here, not in ``except``: the driver's error is not kept
+            raise _not_the_owner(max(recorded or {0}), role, denied)  # rolls the block back
+    return [migration.label for migration in missing]
+
+
+def _recorded(conn: Connection) -> tuple[set[int] | None, str]:
+    """The versions ``tht_schema_migrations`` records (``None``: no such table) and the role
+    connected; read without DDL, and without a failed statement (it would end the transaction)."""
+    row = conn.execute(
+        "SELECT to_regclass('tht_schema_migrations') IS NOT NULL, current_user::text"
+    ).fetchone()
+    assert row is not None
+    exists, role = bool(row[0]), str(row[1])
+    if not exists:
+        return None, role
+    return {int(r[0]) for r in conn.execute("SELECT version FROM tht_schema_migrations")}, role
+
+
+def _run(conn: Connection, migration: Migration) -> None:
+    for statement in migration.statements:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO tht_schema_migrations (version, name) VALUES (%s, %s)",
+        (migration.version, migration.name),
+    )
+
+
+def _not_the_owner(version: int, role: str, reason: str) -> PolicyError:
+    return PolicyError(
+        f"the PostgreSQL store's tables are at schema version {version}, this tht needs "
+        f"{LATEST}, and the role {role} may not change the schema ({reason}): run "
+        "`tht store init` as the store's owner role (the one that may CREATE in its database; "
+        "docs/operations.md); nothing was changed"
+    )
