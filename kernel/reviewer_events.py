@@ -34,10 +34,17 @@ class ReviewerAddedPayload(Payload, frozen=True, kw_only=True):
     added_by: str | None = None
 
 
-class ReviewerRevokedPayload(Payload, frozen=True, kw_only=True):
+class ReviewerRevokedPayload(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    """A key that may no longer sign. ``compromised``: someone else may hold it, so the
+    revocation is retroactive — its signatures count only where a later signature of a trusted
+    key witnesses them (an event's ``ts`` is what its signer wrote: a leaked key can sign as of
+    any instant before an ordinary revocation). Omitted when false, so lines written before the
+    field existed encode, and verify, as they were signed."""
+
     reviewer: str
     key_id: str
     reason: str
+    compromised: bool = False
 
 
 class WorkflowApprovedPayload(Payload, frozen=True, kw_only=True):

@@ -119,10 +119,18 @@ class ReviewerRegistry:
         return self._append(state, "reviewer_added", payload, new.reviewer, signer, clock)
 
     def revoke(
-        self, reviewer: str, key_id: str, reason: str, *, by: SigningKey, clock: Clock
+        self,
+        reviewer: str,
+        key_id: str,
+        reason: str,
+        *,
+        by: SigningKey,
+        clock: Clock,
+        compromised: bool = False,
     ) -> Event:
         """Append ``reviewer_revoked``; refused when it would leave no active key at all
-        (nobody could ever sign the registry again)."""
+        (nobody could ever sign the registry again). ``compromised``: retroactive (see
+        :class:`~kernel.reviewer_events.ReviewerRevokedPayload`)."""
         state = self._writable_state()
         if not reason.strip():
             raise UsageError("a revocation needs a reason: pass --reason TEXT")
@@ -133,13 +141,18 @@ class ReviewerRegistry:
                 f"{reviewer} has no key {key_id} in the registry"
                 + (f" (their keys: {', '.join(mine)})" if mine else "")
             )
-        if not record.active:
-            raise PolicyError(f"key {key_id} was already revoked at {record.revoked_ts}")
-        if not any(r.active for r in state.keys.values() if r.key_id != key_id):
+        if not record.active and not (compromised and not record.compromised):
+            raise PolicyError(
+                f"key {key_id} was already revoked at {record.revoked_ts}"
+                + ("" if record.compromised else " (`--compromised` marks it compromised too)")
+            )
+        if record.active and not any(r.active for r in state.keys.values() if r.key_id != key_id):
             raise PolicyError(
                 f"key {key_id} is the registry's last active key; add another reviewer first"
             )
-        payload = ReviewerRevokedPayload(reviewer=reviewer, key_id=key_id, reason=reason)
+        payload = ReviewerRevokedPayload(
+            reviewer=reviewer, key_id=key_id, reason=reason, compromised=compromised
+        )
         return self._append(state, "reviewer_revoked", payload, reviewer, by, clock)
 
     def approve_workflow(

@@ -70,6 +70,8 @@ class ReviewerKeyRecord:
     added_ts: str
     revoked_seq: int | None = None
     revoked_ts: str | None = None
+    #: revoked as compromised: its signatures count only where a later trusted one witnesses
+    compromised: bool = False
 
     @property
     def active(self) -> bool:
@@ -101,7 +103,8 @@ class RegistryState:
         """None when ``event`` carries a valid signature by its actor's key, else why not.
 
         A key revoked *after* the event still vouches for it: revocation is not retroactive
-        (decisions signed while the key was trusted stay valid)."""
+        (decisions signed while the key was trusted stay valid) — unless the key was revoked as
+        compromised: then it vouches for nothing by itself (:meth:`compromised_signature`)."""
         if event.sig is None:
             return "unsigned human decision"
         return self.check_signed(event.actor, canonical_bytes(event), event.sig, event.ts)
@@ -118,9 +121,25 @@ class RegistryState:
             return f"key {key_id} belongs to {record.reviewer}, not {reviewer}"
         if not verify_signature(record.public_key, data, sig):
             return "signature does not verify"
+        if record.compromised:
+            return (
+                f"key {key_id} was revoked as compromised at {record.revoked_ts}: its signatures "
+                "count only where a later signature of a trusted key witnesses them"
+            )
         if record.revoked_ts is not None and not (_TS.match(ts) and ts < record.revoked_ts):
             return f"key {key_id} was revoked at {record.revoked_ts}"
         return None
+
+    def compromised_signature(self, event: Event) -> bool:
+        """Whether ``event`` carries a genuine signature of its actor by a key revoked as
+        compromised: valid only where a later signature of a trusted key witnesses it (that
+        signature covers ``prev``, the whole history, and its tht verified all of it first)."""
+        key_id = sig_key_id(event.sig) if event.sig is not None else None
+        record = self.keys.get(key_id) if key_id is not None else None
+        if record is None or not record.compromised or record.reviewer != event.actor:
+            return False
+        assert event.sig is not None
+        return verify_signature(record.public_key, canonical_bytes(event), event.sig)
 
     def signature_valid(self, reviewer: str, data: bytes, sig: str, ts: str) -> bool:
         return self.check_signed(reviewer, data, sig, ts) is None
@@ -155,7 +174,12 @@ def _apply(state: RegistryState, event: Event) -> RegistryState:
         keys[p.key_id] = ReviewerKeyRecord(p.reviewer, p.key_id, p.public_key, event.seq, event.ts)
     elif isinstance(event, ReviewerRevoked):
         old = keys[event.payload.key_id]
-        keys[old.key_id] = replace(old, revoked_seq=event.seq, revoked_ts=event.ts)
+        keys[old.key_id] = replace(
+            old,
+            revoked_seq=old.revoked_seq if old.revoked_seq is not None else event.seq,
+            revoked_ts=old.revoked_ts if old.revoked_ts is not None else event.ts,
+            compromised=old.compromised or event.payload.compromised,
+        )
     elif isinstance(event, WorkflowApproved):
         approved = approved | {event.payload.sha256}
     return RegistryState(keys, approved, last_seq, state.problems)
@@ -193,7 +217,8 @@ def check_entry(state: RegistryState, event: Event) -> Problem | None:
         record = state.keys.get(p.key_id)
         if record is None or record.reviewer != p.reviewer:
             return rule(f"revokes key {p.key_id}, which is not a key of {p.reviewer}")
-        if not record.active:
+        if not record.active and not (p.compromised and not record.compromised):
+            # the one revocation of a revoked key: marking it compromised after all
             return rule(f"key {p.key_id} was already revoked at seq {record.revoked_seq}")
     elif isinstance(event, WorkflowApproved) and not _SHA256.match(event.payload.sha256):
         return rule("workflow_approved.sha256 is not a SHA-256 in hex")

@@ -11,6 +11,8 @@
   controlling terminal (or, in the web UI, using the key unlocked for that browser session).
 - ``check_signature``: the registry's check of a reviewer's signature over raw bytes, for the
   signed checkpoints policy folds start from.
+- ``compromised``: whether a human event is signed by a key revoked as compromised (the fold
+  accepts it only before a later trusted signature, its witness).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class Trust:
     unlock: Callable[[str], ReviewerSigner] | None = field(default=None, repr=False)
     #: verifies a reviewer's signature of raw bytes (signed checkpoints, kernel/checkpoint.py)
     check_signature: SignatureCheck | None = field(default=None, repr=False)
+    #: whether a human event carries a genuine signature by a key revoked as compromised: valid
+    #: only where a later signature of a trusted key witnesses it
+    compromised: Callable[[Event], bool] | None = field(default=None, repr=False)
 
     def check_for(self, session_signed: bool) -> HumanCheck | None:
         """The signature check the fold applies to a session: every human event of a signed

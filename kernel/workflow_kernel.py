@@ -268,20 +268,29 @@ class WorkflowKernel:
         not verify. So, unless ``full`` (an audit), only the last signed human event and the
         human events after it are checked: one Ed25519 verification for a whole history
         instead of one per decision. A last signature that does not verify checks them all.
+
+        A key revoked as compromised vouches for nothing by itself, whatever instant its event
+        claims (``ts`` is what the signer wrote): its signature counts only before a later
+        signature of a trusted key in the same ledger, which witnesses it.
         """
         created = events[0] if events else None
         signed = (
             isinstance(created, ev.SessionCreated) and created.payload.human_decisions == "signed"
         )
         check = self.trust.check_for(signed)
-        if check is None or full:
+        if check is None:
             return check
         witness = 0
-        for event in reversed(events):
-            if event.sig is not None and is_human_actor(event.actor):
-                witness = event.seq if check(event) is None else 0
-                break
-        if not witness:
+        if not full or self.trust.compromised is not None:
+            for event in reversed(events):
+                if event.sig is not None and is_human_actor(event.actor):
+                    witness = event.seq if check(event) is None else 0
+                    break
+        if self.trust.compromised is not None:
+            check = _witnessed(
+                check, self.trust.compromised, witness or _last_trusted(events, check)
+            )
+        if full or not witness:
             return check
         inner = check
 
@@ -426,6 +435,16 @@ class WorkflowKernel:
         key = self.trust.unlock(actor)
         if key.reviewer != actor:
             raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
+        check = self.trust.check_signature
+        probe = f"tht-can-sign:{actor}".encode()
+        # as of an instant after every revocation (reading the clock would move a fixed one)
+        if check is not None and not check(actor, probe, key.sign(probe), _AFTER_ANY_REVOCATION):
+            # refused before anything is written: appended, its events would fail verification
+            # and block the session until a human repairs it
+            raise PolicyError(
+                f"{actor}'s key cannot sign in this workspace now: it is revoked, or not in its "
+                "reviewer registry (`tht reviewer list`)"
+            )
         return key
 
     # ------------------------------------------------------------------ checkpoints
@@ -492,7 +511,7 @@ class WorkflowKernel:
         if state.last_seq != cp.seq or state.session != session or state.integrity:
             return None
         first = ledger.first_event()
-        human_check = self._check([first] if first is not None else [], full=True)
+        human_check = self._check([first, *events] if first is not None else [], full=True)
         if events:
             state = fold_from(workflow, state, events, human_check=human_check)
         if state.integrity:
@@ -762,6 +781,34 @@ class WorkflowKernel:
 
     def session_ids(self) -> list[str]:
         return self.store.session_ids()
+
+
+#: the instant a key is checked at before it signs: an active key is valid then, a revoked one
+#: never (whatever its revocation's ``ts``)
+_AFTER_ANY_REVOCATION = "9999-12-31T23:59:59.999Z"
+
+
+def _last_trusted(events: Sequence[ev.Event], check: HumanCheck) -> int:
+    """The seq of the last signed human event whose signature verifies (0: none)."""
+    for event in reversed(events):
+        if event.sig is not None and is_human_actor(event.actor) and check(event) is None:
+            return event.seq
+    return 0
+
+
+def _witnessed(
+    check: HumanCheck, compromised: Callable[[ev.Event], bool], witness: int
+) -> HumanCheck:
+    """``check``, except that a genuine signature by a key revoked as compromised counts before
+    ``witness`` (a later trusted signature, which covers the whole history before it)."""
+
+    def witnessed(event: ev.Event) -> str | None:
+        problem = check(event)
+        if problem is not None and event.seq < witness and compromised(event):
+            return None
+        return problem
+
+    return witnessed
 
 
 def _all_problems(report: VerifyReport, state: SessionState) -> list[Problem]:

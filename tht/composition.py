@@ -366,6 +366,7 @@ def trust_of(workspace: Workspace, unlock: Callable[[str], ReviewerSigner] | Non
         approved_workflows=state.approved_workflows,
         unlock=unlocker,
         check_signature=state.signature_valid,
+        compromised=state.compromised_signature,
     )
 
 

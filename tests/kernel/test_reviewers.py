@@ -255,6 +255,43 @@ def test_revocation_is_not_retroactive(registry: ReviewerRegistry, clock: FixedC
     assert state.check_human_event(odd) is not None
 
 
+def test_a_key_revoked_as_compromised_vouches_for_nothing_by_itself(
+    registry: ReviewerRegistry, clock: FixedClock
+) -> None:
+    """Whatever instant the event claims: its ``ts`` is the signer's word."""
+    _with_ann_and_bob(registry, clock)
+    registry.revoke("human:bob", BOB.key_id, "stolen", by=ANN, clock=clock, compromised=True)
+    state = registry.state()
+    record = state.keys[BOB.key_id]
+    assert record.compromised and record.revoked_seq == 3
+    backdated = _human_event(BOB, ts="2025-06-01T00:00:00.000Z")
+    assert "revoked as compromised" in (state.check_human_event(backdated) or "")
+    assert state.compromised_signature(backdated)  # genuine, so a later witness may vouch
+    forged = msgspec.structs.replace(backdated, sig=MALLORY.sign_event(backdated))
+    assert not state.compromised_signature(forged)  # a made-up signature never is
+    assert not state.compromised_signature(_human_event(ANN, ts="2026-01-01T00:00:05.000Z"))
+
+
+def test_an_ordinary_revocation_can_later_be_marked_compromised_once(
+    registry: ReviewerRegistry, clock: FixedClock
+) -> None:
+    _with_ann_and_bob(registry, clock)
+    registry.revoke("human:bob", BOB.key_id, "lost", by=ANN, clock=clock)
+    first = registry.state().keys[BOB.key_id]
+    assert not first.compromised
+    with pytest.raises(PolicyError, match="--compromised"):
+        registry.revoke("human:bob", BOB.key_id, "lost", by=ANN, clock=clock)
+    registry.revoke("human:bob", BOB.key_id, "found leaked", by=ANN, clock=clock, compromised=True)
+    marked = registry.state().keys[BOB.key_id]
+    assert marked.compromised and (marked.revoked_seq, marked.revoked_ts) == (
+        first.revoked_seq,
+        first.revoked_ts,
+    )
+    with pytest.raises(PolicyError, match="already revoked"):
+        registry.revoke("human:bob", BOB.key_id, "x", by=ANN, clock=clock, compromised=True)
+    assert registry.verify().ok
+
+
 # --------------------------------------------------------------------------- forgery
 
 

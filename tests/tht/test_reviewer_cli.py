@@ -176,8 +176,41 @@ def test_revoke_and_approve_workflow_are_signed_by_the_reviewer(env: dict[str, s
     )
     assert revoked.returncode == 0, revoked.stderr
     assert json.loads(revoked.stdout)["seq"] == 3
+    assert json.loads(revoked.stdout)["compromised"] is False
     listed = json.loads(tht(env, "reviewer", "list", "--json").stdout)
     assert [r["revoked"] for r in listed["reviewers"]] == [False, True]
+    line = _registry_bytes(env).splitlines()[2]
+    assert b"compromised" not in line  # an ordinary revocation's line is as it always was
+
+    def revoke_again(*extra: str) -> TerminalRun:
+        return tht(
+            env,
+            "reviewer",
+            "revoke",
+            "human:bob",
+            "--key",
+            str(bob["key_id"]),
+            "--reason",
+            "the laptop was stolen, not lost",
+            *extra,
+            "--as",
+            "human:ann",
+            "--json",
+            typed=(ANN_PW,),
+        )
+
+    again = revoke_again()
+    assert again.returncode == 5 and "--compromised" in again.stderr
+    marked = revoke_again("--compromised")
+    assert marked.returncode == 0, marked.stderr
+    assert json.loads(marked.stdout) == {
+        "reviewer": "human:bob",
+        "key_id": bob["key_id"],
+        "seq": 4,
+        "compromised": True,
+    }
+    assert revoke_again("--compromised").returncode == 5  # once
+    assert json.loads(tht(env, "reviewer", "verify", "--json").stdout)["ok"] is True
 
     missing = tht(
         env, "reviewer", "approve-workflow", "--reason", "ok", "--as", "human:ann", typed=(ANN_PW,)

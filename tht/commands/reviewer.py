@@ -160,6 +160,15 @@ def revoke(
     reviewer: ReviewerArg,
     key: Annotated[str, typer.Option("--key", help="The key id to revoke.", show_default=False)],
     reason: ReasonReq,
+    compromised: Annotated[
+        bool,
+        typer.Option(
+            "--compromised",
+            help="Someone else may hold the key: its signatures count only where a later "
+            "signature of a trusted key witnesses them (retroactive). Also on a key already "
+            "revoked.",
+        ),
+    ] = False,
     actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
@@ -176,9 +185,12 @@ def revoke(
     registry = _registry(app_)
     _require_member(registry, who)
     signer = reviewer_keys.unlock(who)
-    event = registry.revoke(reviewer, key, reason, by=signer, clock=app_.clock)
-    body = {"reviewer": reviewer, "key_id": key, "seq": event.seq}
-    inv.emit(body, f"revoked key {key} of {reviewer} (seq {event.seq})")
+    event = registry.revoke(
+        reviewer, key, reason, by=signer, clock=app_.clock, compromised=compromised
+    )
+    body = {"reviewer": reviewer, "key_id": key, "seq": event.seq, "compromised": compromised}
+    how = " as compromised" if compromised else ""
+    inv.emit(body, f"revoked key {key} of {reviewer}{how} (seq {event.seq})")
 
 
 @app.command("approve-workflow")
