@@ -7,7 +7,9 @@ escapes is a bug and exits 1.
 
 from __future__ import annotations
 
+import errno as _errno
 from collections.abc import Mapping
+from os import PathLike
 from typing import ClassVar
 
 __all__ = [
@@ -108,3 +110,27 @@ class IntegrityError(ThtError):
 
     exit_code = 7
     code = "integrity"
+
+
+def unwritable_error(path: str | PathLike[str], err: OSError, doing: str) -> UnavailableError:
+    """A store folder or file that the operating system refuses to write (permission, an
+    immutable or read-only file system, a full disk or quota, a file size limit): an
+    unavailable dependency, like a database server that cannot be used — exit 6, one line
+    naming the path and the OS reason. The caller has left nothing half-written.
+
+    ``doing`` completes "cannot …" (``create session folder``, ``append to``). Not in
+    ``__all__``: the pinned public API lists the exception classes only."""
+    name = _errno.errorcode.get(err.errno, "") if err.errno else ""
+    reason = err.strerror or str(err) or type(err).__name__
+    shown = str(path)
+    if "\n" in shown or "\r" in shown:  # one line, whatever the folder is called
+        shown = repr(shown)
+    where = f"{reason} [{name}]" if name else reason
+    details: dict[str, object] = {"path": str(path), "reason": reason}
+    if name:
+        details["errno"] = name
+    return UnavailableError(
+        f"cannot {doing} {shown}: {where}; the workspace store is not writable, nothing "
+        "was changed",
+        details=details,
+    )

@@ -39,7 +39,7 @@ from pathlib import Path
 import msgspec
 
 from kernel.clock import Clock, format_ts
-from kernel.errors import IntegrityError
+from kernel.errors import IntegrityError, unwritable_error
 from kernel.events import Event, EventDraft, decode_event, decode_lines
 from kernel.ledger_records import (
     AppendResult,
@@ -240,10 +240,13 @@ class Ledger:
     def locked(self) -> Iterator[None]:
         """Exclusive lock for writers (a separate lock file, so readers never block)."""
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except FileNotFoundError:  # the session folder is new
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            except FileNotFoundError:  # the session folder is new
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as err:
+            raise unwritable_error(err.filename or self.lock_path, err, "open for writing") from err
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -345,14 +348,20 @@ class Ledger:
             lines.append(b"")
             data = b"\n".join(lines)
             writer.tail = None  # unknown until the write is durable
-            write_all(fd, data)
-            os.fsync(fd)
-            if created:
-                fsync_dir(self.path.parent)
+            failing = self.path
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+                if created:
+                    fsync_dir(self.path.parent)
+                failing = self.head_path
+                writer.write_anchor(seq, prev)
+            except OSError as err:  # disk full, quota, size limit, I/O: take the batch back
+                writer.undo(tail, self, err, anchor=failing == self.head_path)
+                raise unwritable_error(failing, err, "append to") from err
             size = tail.size + len(data)
             writer.tail = LedgerTail(seq, prev, size, None, size - len(lines[-2]) - 1)
             writer.size = size
-            writer.write_anchor(seq, prev)
         finally:
             fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
         return AppendResult(events=events, head=prev, quarantined=quarantined)
@@ -363,13 +372,20 @@ class Ledger:
             return writer
         if writer is not None:  # inherited across fork: never share open file descriptions
             writer.forget()
-        try:
-            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except FileNotFoundError:  # the session folder is new
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        ledger_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-        anchor_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
+        opened: list[int] = []
+        try:  # nothing is written yet: an immutable, read-only or full store fails here
+            try:
+                opened.append(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600))
+            except FileNotFoundError:  # the session folder is new
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                opened.append(os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600))
+            opened.append(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600))
+            opened.append(os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600))
+        except OSError as err:
+            for fd in opened:
+                os.close(fd)
+            raise unwritable_error(err.filename or self.path, err, "open for writing") from err
+        lock_fd, ledger_fd, anchor_fd = opened
         writer = WriterHandles(lock_fd, ledger_fd, anchor_fd, self.head_path)
         self._writer = writer
         weakref.finalize(self, writer.close)
@@ -467,7 +483,7 @@ class Ledger:
             if not self.path.exists():
                 raise IntegrityError(f"{self.path} is missing: nothing to repair")
             anchor = self.read_anchor()
-            fd = os.open(self.path, os.O_RDWR)
+            fd, anchor_fd = self._open_for_repair()
             try:
                 size = os.fstat(fd).st_size
                 cut = None
@@ -477,22 +493,32 @@ class Ledger:
                 start = tail.size
                 moved = os.pread(fd, size - start, start) if start < size else b""
                 if moved:
-                    self._quarantine(TornTail(start, moved))
+                    try:
+                        self._quarantine(TornTail(start, moved))
+                    except OSError as err:  # the ledger is untouched yet
+                        raise unwritable_error(self.quarantine_path, err, "append to") from err
                     os.ftruncate(fd, start)
                     os.fsync(fd)
                 old_seq = anchor[0] if anchor is not None else 0
-                self._reanchor(tail.last_seq, tail.head)
+                write_anchor_fd(anchor_fd, tail.last_seq, tail.head)
+                os.fsync(anchor_fd)
             finally:
                 os.close(fd)
+                os.close(anchor_fd)
         self.close()  # the writer's cached tail and anchor mapping are stale now
         accepted = (old_seq + 1, tail.last_seq) if 0 <= old_seq < tail.last_seq else None
         missing = (tail.last_seq + 1, old_seq) if old_seq > tail.last_seq else None
         return Repair(moved=moved, last_seq=tail.last_seq, accepted=accepted, missing=missing)
 
-    def _reanchor(self, seq: int, head: str) -> None:
-        fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
+    def _open_for_repair(self) -> tuple[int, int]:
+        """The ledger and its anchor, both opened for writing before anything is moved: a
+        store that cannot be written refuses the repair with nothing changed."""
+        opened: list[int] = []
         try:
-            write_anchor_fd(fd, seq, head)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            opened.append(os.open(self.path, os.O_RDWR))
+            opened.append(os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600))
+        except OSError as err:
+            for fd in opened:
+                os.close(fd)
+            raise unwritable_error(err.filename or self.path, err, "open for writing") from err
+        return opened[0], opened[1]

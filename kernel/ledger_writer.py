@@ -79,6 +79,27 @@ class WriterHandles:
         else:
             self.anchor_map[:] = _anchor_record(seq, head)
 
+    def undo(self, tail: LedgerTail, ledger: Ledger, err: OSError, *, anchor: bool) -> None:
+        """Under the lock, after a write that failed (disk full, a quota or size limit, an I/O
+        error): cut the ledger back to ``tail`` (where it ended before) and the anchor back to
+        what :meth:`check_anchor` found (``anchor``: its write was attempted), so the refused
+        batch leaves no torn tail and no unanchored line. If even that fails the ledger may be
+        damaged: ``IntegrityError``."""
+        self.tail, self.size = None, -1  # re-read on the next append
+        try:
+            os.ftruncate(self.ledger_fd, tail.size)
+            os.fsync(self.ledger_fd)
+            if anchor and tail.size:
+                write_anchor_fd(self.anchor_fd, tail.last_seq, tail.head)
+            elif anchor:  # a new ledger: its anchor is written with its first line
+                os.ftruncate(self.anchor_fd, 0)
+        except OSError as undo_err:
+            raise IntegrityError(
+                f"{ledger.ledger_name} {ledger.session_id}: a write failed ({err}) and the "
+                f"ledger could not be cut back to seq {tail.last_seq} ({undo_err}); run "
+                "`tht ledger verify`"
+            ) from err
+
     def close(self) -> None:
         if self.closed or self.pid != os.getpid():
             return

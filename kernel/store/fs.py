@@ -14,18 +14,37 @@ Workspace-level ledgers (ARCHITECTURE §3.5), one folder each under the workspac
     memory/…                 the Memory registry, likewise
 
 Caches (rebuildable) live under ``<workspace>/.tht/cache/``.
+
+A store the operating system will not let tht write (permission denied, an immutable folder, a
+read-only file system, a full disk or quota) is an unavailable dependency, as a PostgreSQL server
+that cannot be used is: :func:`~kernel.errors.unwritable_error` (exit 6, naming the path and the
+OS reason) with nothing left half-written — a session folder whose first batch was refused is
+removed again, a refused append is cut back (:meth:`~kernel.ledger.Ledger.append`). What is
+rebuilt on demand stays silent: caches, checkpoints, and ``artifacts/`` (restored from
+``objects/`` when read, so a committed append never reports "nothing was changed").
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 from kernel.atomic import atomic_write as _atomic_write
-from kernel.errors import ConflictError, IntegrityError, NotFoundError, UsageError
-from kernel.ledger import Ledger
+from kernel.clock import Clock
+from kernel.errors import (
+    ConflictError,
+    IntegrityError,
+    NotFoundError,
+    UnavailableError,
+    UsageError,
+    unwritable_error,
+)
+from kernel.events import EventDraft
+from kernel.ledger import AppendResult, Ledger, Signer
 from kernel.log import get_logger
 from kernel.store.base import SESSION_ID, WorkspaceLedgerName, workspace_ledger_spec
 
@@ -54,6 +73,8 @@ class FileSystemStore:
         self.workspace_root = sessions_dir.parent if workspace_root is None else workspace_root
         self._ledgers: OrderedDict[str, Ledger] = OrderedDict()
         self._workspace_ledgers: dict[str, Ledger] = {}
+        #: sessions this object created whose ledger it has not handed out yet
+        self._new_sessions: set[str] = set()
 
     def _dir(self, session_id: str) -> Path:
         if not _SESSION_ID.match(session_id):
@@ -68,12 +89,23 @@ class FileSystemStore:
 
     def create_session(self, session_id: str, workflow_bytes: bytes) -> None:
         folder = self._dir(session_id)
-        self.sessions_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self.sessions_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as err:
+            raise unwritable_error(self.sessions_dir, err, "create") from err
         try:
             folder.mkdir(mode=0o700)
         except FileExistsError as err:
             raise ConflictError(f"session {session_id} already exists") from err
-        atomic_write(folder / "workflow.yaml", workflow_bytes)
+        except OSError as err:
+            raise unwritable_error(folder, err, "create session folder") from err
+        try:
+            atomic_write(folder / "workflow.yaml", workflow_bytes)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            raise unwritable_error(folder / "workflow.yaml", err, "write") from err
+        self._new_sessions.add(session_id)
 
     def session_ids(self) -> list[str]:
         if not self.sessions_dir.is_dir():
@@ -94,7 +126,11 @@ class FileSystemStore:
         folder = self._existing(session_id)
         ledger = self._ledgers.get(session_id)
         if ledger is None:
-            ledger = Ledger(folder / "ledger.jsonl", session_id)
+            if session_id in self._new_sessions:
+                self._new_sessions.discard(session_id)
+                ledger = _NewSessionLedger(folder / "ledger.jsonl", session_id)
+            else:
+                ledger = Ledger(folder / "ledger.jsonl", session_id)
             self._ledgers[session_id] = ledger
             if len(self._ledgers) > self.OPEN_LEDGERS:
                 self._ledgers.popitem(last=False)[1].close()
@@ -112,9 +148,7 @@ class FileSystemStore:
 
     def put_object(self, session_id: str, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        path = self._object_path(session_id, digest)
-        if not path.exists():
-            atomic_write(path, data)
+        _put(self._object_path(session_id, digest), data)
         return digest
 
     def get_object(self, session_id: str, sha256: str) -> bytes:
@@ -140,7 +174,13 @@ class FileSystemStore:
 
     def materialize(self, session_id: str, name: str, sha256: str) -> None:
         data = self.get_object(session_id, sha256)
-        atomic_write(self._artifact_path(session_id, name), data, durable=False)
+        try:
+            atomic_write(self._artifact_path(session_id, name), data, durable=False)
+        except OSError as err:
+            # runs after the append that recorded the artifact (so never "nothing was
+            # changed"); a reader checks the copy against the ledger's hash and restores it
+            # from objects/ (WorkflowKernel.artifact)
+            logger.debug("artifact %s of %s not materialized: %s", name, session_id, err)
 
     def read_artifact(self, session_id: str, name: str) -> bytes | None:
         try:
@@ -208,9 +248,7 @@ class FileSystemStore:
 
     def put_workspace_object(self, name: WorkspaceLedgerName, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        path = self._workspace_object_path(name, digest)
-        if not path.exists():
-            atomic_write(path, data)
+        _put(self._workspace_object_path(name, digest), data)
         return digest
 
     def get_workspace_object(self, name: WorkspaceLedgerName, sha256: str) -> bytes:
@@ -243,6 +281,64 @@ class FileSystemStore:
             atomic_write(self._workspace_cache_path(name), data, durable=False)
         except OSError as err:  # a cache is an optimisation only
             logger.debug("fold cache of %s not written: %s", name, err)
+
+
+class _NewSessionLedger(Ledger):
+    """The ledger of a session this store has just created. When the store refuses to write
+    its first batch (``UnavailableError``: the ledger is empty again), the session folder is
+    removed again: a session without events would be left behind otherwise, and every
+    ``session list`` would stop at it. Any other refusal leaves the empty session as created
+    (the store contract: ``create_session`` makes an empty session)."""
+
+    def append(
+        self,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_last_seq: int,
+        clock: Clock,
+        signer: Signer | None = None,
+    ) -> AppendResult:
+        try:
+            return super().append(
+                drafts, expected_last_seq=expected_last_seq, clock=clock, signer=signer
+            )
+        except UnavailableError:
+            self._discard_if_unborn()
+            raise
+
+    def append_lines(self, lines: Sequence[bytes], *, expected_last_seq: int) -> AppendResult:
+        try:
+            return super().append_lines(lines, expected_last_seq=expected_last_seq)
+        except UnavailableError:
+            self._discard_if_unborn()
+            raise
+
+    def _discard_if_unborn(self) -> None:
+        try:
+            if self.path.stat().st_size:
+                return  # it has lines: a session, whatever failed now
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        self.close()
+        folder = self.path.parent
+        # workflow.yaml first: without it the folder is no longer a session (session_ids)
+        for path in (folder / "workflow.yaml", self.path, self.head_path, self.lock_path):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _put(path: Path, data: bytes) -> None:
+    """Store a content-addressed object (written before the ledger line that names it)."""
+    if path.exists():
+        return
+    try:
+        atomic_write(path, data)
+    except OSError as err:
+        raise unwritable_error(path, err, "write") from err
 
 
 def _object_ids(folder: Path, *, nested: bool) -> list[str]:
