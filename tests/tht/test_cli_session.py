@@ -197,3 +197,36 @@ def test_session_list(workspace: Path, tht: Callable[..., Result], session: str)
             "integrity_ok": True,
         }
     ]
+
+
+def test_session_list_marks_a_ledger_that_does_not_verify(
+    workspace: Path, tht: Callable[..., Result], session: str
+) -> None:
+    sound = tht("session", "list")
+    assert "DOES NOT VERIFY" not in sound.stdout
+    assert "does not verify" not in sound.stderr
+    ledger = workspace / "sessions" / session / "ledger.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    lines[-1] = lines[-1].replace(b'"actor":"', b'"actor":"x', 1)  # tampered behind tht's back
+    ledger.write_bytes(b"".join(lines))
+    done = tht("session", "list")
+    assert done.code == 0  # display only
+    assert "active — DOES NOT VERIFY" in done.stdout
+    assert "do not verify" in done.stderr and session in done.stderr
+    rows = tht("session", "list", "--json").json()  # the JSON shape is unchanged
+    assert rows[0]["lifecycle"] == "active"
+    assert rows[0]["integrity_ok"] is False
+
+
+def test_session_list_wraps_a_long_question_instead_of_cutting_it(
+    workspace: Path, tht: Callable[..., Result]
+) -> None:
+    question = (
+        "How many ablation procedures were performed in 2023 in the cardiology departments "
+        "of every hospital, counted per quarter and per operator?"
+    )
+    assert tht("session", "new", question, "--json").code == 0
+    done = tht("session", "list")
+    assert done.code == 0
+    # every other column is a single line, so the wrapped question reads back whole
+    assert question in " ".join(done.stdout.split())

@@ -85,7 +85,12 @@ def search_cmd(
     query: Annotated[str, typer.Argument(help="What to look for (a question, a concept).")],
     limit: Annotated[int, typer.Option("--limit", help="At most this many results.")] = 5,
     mode: Annotated[
-        str, typer.Option("--mode", help="hybrid (default) | dense | bm25: for diagnostics.")
+        str,
+        typer.Option(
+            "--mode",
+            help="hybrid (default, F2's) | dense | bm25, for diagnostics; bm25 only with "
+            "--explain (the floor reads no BM25 score: its ranking is the explanation).",
+        ),
     ] = "hybrid",
     explain: Annotated[
         bool,
@@ -100,13 +105,12 @@ def search_cmd(
 ) -> None:
     """Search memories and solved questions above the relevance floor (exit 6 when the index
     is missing or stale: `tht memory reindex`). `--explain`: why each candidate was or was not
-    recalled."""
-    from kernel.errors import ThtError, UsageError
+    recalled. QUERY: at most 4,000 characters, as a session's question."""
+    from kernel.errors import ThtError
     from tht.memory_runtime import search_memory
 
     inv = invocation(workspace, json_, debug)
-    if mode not in ("hybrid", "dense", "bm25"):
-        raise UsageError(f"--mode {mode!r}: expected hybrid, dense or bm25")
+    _check_search(query, mode, explain)
     app_ = open_for(inv)
     try:
         body = search_memory(app_, query, limit=limit, mode=mode, explain=explain)
@@ -121,6 +125,8 @@ def search_cmd(
         )
         raise typer.Exit(6) from None
     lines = [f"{len(body['results'])} result(s)"]
+    if mode == "bm25":  # only with --explain (_check_search)
+        lines[0] += " (--mode bm25: the floor reads no BM25 score; the BM25 ranking is below)"
     for r in body["results"]:
         where = f"session {r['source']['session']} seq {r['source']['seq']}"
         if r["kind"] == "memory":
@@ -133,6 +139,32 @@ def search_cmd(
     if "explain" in body:
         lines.append(_explain_text(body["explain"]))
     inv.emit(body, "\n".join(lines))
+
+
+def _check_search(query: str, mode: str, explain: bool) -> None:
+    """What ``memory search`` refuses before it opens anything (exit 2): an unknown mode; a
+    query over the session question's limit (:data:`kernel.transitions.MAX_QUESTION_CHARS`:
+    what F2 searches is at most a question); ``--mode bm25`` without ``--explain``: the
+    relevance floor reads the cosine, mention and term signals, none of which a BM25-only
+    ranking has, so its results are always empty — its ranking is only shown as the
+    explanation's candidates, each with its BM25 score (``why``: ``bm25-only``)."""
+    from kernel.errors import UsageError
+    from kernel.transitions import MAX_QUESTION_CHARS, question_length
+
+    if mode not in ("hybrid", "dense", "bm25"):
+        raise UsageError(f"--mode {mode!r}: expected hybrid, dense or bm25")
+    length = question_length(query)
+    if length > MAX_QUESTION_CHARS:
+        raise UsageError(
+            f"QUERY is {length} characters long; the limit is {MAX_QUESTION_CHARS} "
+            "(a session's question has the same limit)"
+        )
+    if mode == "bm25" and not explain:
+        raise UsageError(
+            "--mode bm25 never returns results: the relevance floor reads no BM25 score (it "
+            "reads the cosine, mention and term signals); add --explain to see the BM25 "
+            "ranking with its scores, or use --mode hybrid (what F2 recalls) or dense"
+        )
 
 
 def _number(value: float | None) -> str:

@@ -108,11 +108,18 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
 
     inv = invocation(workspace, json_, debug)
     rows = session_rows(open_for(inv))
+    unsound = [r["session"] for r in rows if not r["integrity_ok"]]
+    if unsound:
+        inv.note(
+            f"warning: {len(unsound)} session ledger(s) do not verify (display only, nothing can "
+            f"be appended): run `tht ledger verify SESSION` ({', '.join(unsound)})"
+        )
     if inv.json:
         inv.emit(rows)
         return
     from tht.render import render_table
 
+    # the question is prose: render_table wraps it, never cuts it (docs/cli.md)
     inv.emit(
         rows,
         render_table(
@@ -120,10 +127,10 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
             [
                 [
                     r["session"],
-                    r["lifecycle"],
+                    _lifecycle_cell(r),
                     r["current_stage"],
                     r["last_seq"],
-                    r["question"][:50],
+                    r["question"],
                 ]
                 for r in rows
             ],
@@ -131,6 +138,19 @@ def list_(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOp
         if rows
         else "no sessions",
     )
+
+
+#: how ``session list`` marks a session whose ledger does not verify (the JSON has
+#: ``integrity_ok: false``; ``session status`` warns on stderr)
+UNVERIFIED_MARK = "DOES NOT VERIFY (tht ledger verify)"
+
+
+def _lifecycle_cell(row: dict[str, Any]) -> str:
+    """The lifecycle, with :data:`UNVERIFIED_MARK` when the session's ledger does not verify:
+    what it folds to is display only and may not be what was recorded."""
+    if row["integrity_ok"]:
+        return str(row["lifecycle"])
+    return f"{row['lifecycle']} — {UNVERIFIED_MARK}"
 
 
 @app.command("status")
