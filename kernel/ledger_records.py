@@ -88,7 +88,7 @@ class Repair:
 
 
 #: problems at a ledger's end that a repair settles without cutting committed lines
-TAIL_PROBLEMS = frozenset({"torn_tail", "unanchored", "head_anchor", "empty"})
+TAIL_PROBLEMS = frozenset({"torn_tail", "unanchored", "head_anchor", "empty", "rolled_back"})
 
 
 def repair_cut(problems: Sequence[object]) -> int | None:

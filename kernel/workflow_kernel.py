@@ -311,6 +311,9 @@ class WorkflowKernel:
             return fallback, empty_state(fallback)
         check = self._check(events, full=full)
         state = fold(workflow, events, human_check=check)
+        rolled_back = self._rolled_back(session, workflow, events[-1].seq if events else 0)
+        if rolled_back is not None:
+            problems.append(rolled_back)
         created = events[0] if events else None
         if (
             isinstance(created, ev.SessionCreated)
@@ -325,6 +328,33 @@ class WorkflowKernel:
                 )
             )
         return workflow, state
+
+    def _rolled_back(self, session: str, workflow: WorkflowSpec, last_seq: int) -> Problem | None:
+        """A rollback the session's signed checkpoint gives away: it records a line this ledger
+        no longer has — the ledger ends before it, or holds another line there. A prefix of a
+        valid ledger verifies by itself (docs/security.md), so this is a tripwire only: an agent
+        that also removes the checkpoint, or puts back an older genuine one, is not seen."""
+        check = self.trust.check_signature
+        if check is None:
+            return None
+        raw = self.store.read_checkpoint(session)
+        found = decode_checkpoint(raw, session, workflow.sha256, check) if raw else None
+        if found is None:
+            return None
+        cp = found[0]
+        if cp.seq > last_seq:
+            what = f"the ledger ends at seq {last_seq}"
+        else:
+            line = self.store.ledger(session).line_at(cp.seq, cp.hint)
+            if line is not None and line_hash(line) == cp.head:
+                return None
+            what = f"its line {cp.seq} is another one"
+        return Problem(
+            "rolled_back",
+            f"{what}, but {cp.signer} signed a checkpoint of it at seq {cp.seq}: lines were "
+            "removed from its end (a rollback); restore them from a backup, or record the "
+            "loss with `tht ledger verify --repair --reason T --as human:<id>`",
+        )
 
     def _workflow_trusted(self, sha256: str) -> bool:
         if sha256 in self.trust.approved_workflows:
@@ -772,6 +802,10 @@ class WorkflowKernel:
         ledger = self.store.ledger(session)
         ledger.close()  # a writer's cached tail would be stale after the repair
         done = ledger.repair(cut_seq=cut_seq)
+        if any(p.code == "rolled_back" for p in before.problems):
+            # the reviewer records the loss (the problem is in the payload); the checkpoint that
+            # gave it away is replaced by the one this signed repair writes
+            self.store.write_checkpoint(session, b"")
         loaded = self.load(session)
         payload = repaired_payload(reason, done, before.problems)
         applied = self._commit(
