@@ -358,6 +358,9 @@ class ResultVerifiedPayload(Payload, frozen=True, kw_only=True):
     elapsed_ms: float = 0.0
     truncated: bool = False
     reason: str = ""
+    #: the redacted display of the Database Binding it ran against ("" in lines written before
+    #: it was recorded)
+    database: str = ""
 
 
 class DatamartDefinedPayload(Payload, frozen=True, kw_only=True):

@@ -97,6 +97,9 @@ class StaticSchemaView(msgspec.Struct, frozen=True, kw_only=True):
 
     dialect: str
     version: str = ""
+    #: the redacted display of the Database Binding the catalog was synced from ("" when not
+    #: recorded): F7 runs the approved SQL only against that database
+    binding: str = ""
     schema_tables: tuple[SchemaTable, ...] = msgspec.field(default=(), name="tables")
     schema_relationships: tuple[SchemaRelationship, ...] = msgspec.field(
         default=(), name="relationships"
@@ -121,6 +124,7 @@ class StaticSchemaView(msgspec.Struct, frozen=True, kw_only=True):
         return cls(
             dialect=view.dialect,
             version=view.version,
+            binding=getattr(view, "binding", ""),
             schema_tables=tuple(sorted(view.tables(), key=lambda t: t.name)),
             schema_relationships=tuple(sorted(view.relationships(), key=lambda r: r.id)),
         )

@@ -96,9 +96,10 @@ def plan_verification(
     limit: int,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     masked: Collection[int] = (),
+    database: str = "",
 ) -> ModuleOutcome:
-    """The approved SQL ran: write the sample (the ``masked`` positions masked), record
-    ``result_verified`` ok, complete F7."""
+    """The approved SQL ran (against ``database``, the binding's redacted display): write the
+    sample (the ``masked`` positions masked), record ``result_verified`` ok, complete F7."""
     sql_sha256 = hashlib.sha256(sql).hexdigest()
     positions = tuple(sorted(set(masked)))
     sample = ResultSample(
@@ -121,6 +122,7 @@ def plan_verification(
             "result_sha256": result.sha256,
             "elapsed_ms": round(result.elapsed_ms, 3),
             "truncated": result.truncated,
+            "database": database,
         },
     )
     content = _ENCODER.encode(sample) + b"\n"
@@ -131,9 +133,12 @@ def plan_verification(
     )
 
 
-def plan_verification_failure(sql: bytes, *, code: str, reason: str) -> ModuleOutcome:
-    """The approved SQL did not run (an error, a timeout): ``result_verified`` ok false with
-    the reason, and the stage fails — it never completes on a failed verification."""
+def plan_verification_failure(
+    sql: bytes, *, code: str, reason: str, database: str = ""
+) -> ModuleOutcome:
+    """The approved SQL did not run (an error, a timeout, another database than the session's):
+    ``result_verified`` ok false with the reason, and the stage fails — it never completes on a
+    failed verification."""
     sql_sha256 = hashlib.sha256(sql).hexdigest()
     verified = ProposedEvent(
         type="result_verified",
@@ -143,6 +148,7 @@ def plan_verification_failure(sql: bytes, *, code: str, reason: str) -> ModuleOu
             "ok": False,
             "sql_sha256": sql_sha256,
             "reason": reason,
+            "database": database,
         },
     )
     return ModuleOutcome(

@@ -20,6 +20,7 @@ from typing import Any
 
 from kernel.errors import NotFoundError, PolicyError, ThtError, UsageError
 from kernel.events import MODULE_DECISION_TYPES, info_of
+from kernel.outcomes import ModuleOutcome
 from kernel.workflow import StepSpec
 from kernel.workflow_kernel import Applied, LoadedSession
 from tht.composition import App
@@ -102,34 +103,70 @@ def _verify(app: App, loaded: LoadedSession, stage: str) -> Applied:
 
     sql = _sql_of(app, loaded)
     binding = _binding(app)
+    database = binding.display
     limits = app.settings.database
     limit = limits.row_limit if limits is not None else 1000
     timeout_ms = limits.timeout_ms if limits is not None else 30_000
+    expected = _snapshot_binding(app, loaded)
+    outcome: ModuleOutcome | None = None
     try:
         text = sql.decode("utf-8")
     except UnicodeDecodeError:
-        outcome = plan_verification_failure(sql, code="error", reason="sql_final.sql is not UTF-8")
+        outcome = plan_verification_failure(
+            sql, code="error", reason="sql_final.sql is not UTF-8", database=database
+        )
     else:
         from tht.sql_runtime import runnable_sql
 
         # the approved F5 CTEs the final SQL names without defining them go in front, as approved
         text = runnable_sql(app, loaded, text, binding.sqlglot_dialect)
+        if expected and expected != database:
+            # workspace.yaml can be edited by anyone with the user's account: a result from
+            # another database than the one the session's catalog came from verifies nothing
+            outcome = plan_verification_failure(
+                sql,
+                code="database",
+                reason=(
+                    f"the database bound now ({database}) is not the one this session's "
+                    f"catalog snapshot was synced from ({expected}): restore the Database "
+                    "Binding in workspace.yaml, or reopen schema_linking to link against the "
+                    "catalog of the database bound now"
+                ),
+                database=database,
+            )
+    if outcome is None:
         try:
             result = run_read_only(binding, text, limit=limit, timeout_ms=timeout_ms)
         except QueryTimeout as err:
-            outcome = plan_verification_failure(sql, code="timeout", reason=err.message)
+            outcome = plan_verification_failure(
+                sql, code="timeout", reason=err.message, database=database
+            )
         except QueryRefused as err:
-            outcome = plan_verification_failure(sql, code="refused", reason=err.message)
+            outcome = plan_verification_failure(
+                sql, code="refused", reason=err.message, database=database
+            )
         except QueryFailed as err:
             reason = _reason(app, loaded, text, err.message)
-            outcome = plan_verification_failure(sql, code="error", reason=reason)
+            outcome = plan_verification_failure(sql, code="error", reason=reason, database=database)
         else:
             from tht.sensitive_runtime import result_mask
 
             # the Sensitive Data Policy: result columns carrying a sensitive column's values
             masked = result_mask(app, text, [c.name for c in result.columns], loaded)
-            outcome = plan_verification(sql, result, limit=limit, masked=masked)
+            outcome = plan_verification(sql, result, limit=limit, masked=masked, database=database)
     return app.kernel.apply_outcome(loaded.session, stage, outcome, actor=VERIFIER, loaded=loaded)
+
+
+def _snapshot_binding(app: App, loaded: LoadedSession) -> str:
+    """The binding the session's catalog snapshot (F4) was synced from; "" when the session
+    recorded none, or one written before snapshots recorded it."""
+    from kernel.schema_view import SNAPSHOT_ARTIFACT, StaticSchemaView
+    from tht.sql_runtime import session_view
+
+    if loaded.state.effective_artifact(SNAPSHOT_ARTIFACT) is None:
+        return ""
+    view = session_view(app, loaded, verified=True)
+    return view.binding if isinstance(view, StaticSchemaView) else ""
 
 
 def _reason(app: App, loaded: LoadedSession, sql: str, reason: str) -> str:

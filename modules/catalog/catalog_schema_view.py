@@ -61,6 +61,12 @@ class CatalogSchemaView:
     def version(self) -> str:
         return self._version
 
+    @property
+    def binding(self) -> str:
+        """The redacted Database Binding of the last completed sync ("" before any)."""
+        run = self._state.runs.get(self._state.last_completed or "")
+        return run.binding if run is not None else ""
+
     def _built(self) -> dict[str, SchemaTable]:
         if self._tables is None:
             self._tables = {

@@ -304,6 +304,7 @@ def test_the_f4_proposal_records_the_snapshot_once(bound: Path, tht: Tht, tmp_pa
     snapshot = decode_snapshot(encode_snapshot(live))
     assert shown["content"] == encode_snapshot(live).decode()
     assert {t.name for t in snapshot.tables()} == {"ospedali", "procedure", "pazienti", "ricoveri"}
+    assert snapshot.binding == "sqlite:///data/demo.db"  # the catalog's sync: what F7 checks
     # rejected, then proposed again: the session keeps the snapshot it recorded
     ok(tht("review", "answer", str(first["review"]), session, "--reject", "--as", H, "--json"))
     log_before = ok(tht("session", "log", session, "--json"))

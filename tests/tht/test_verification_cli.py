@@ -172,3 +172,68 @@ def test_stage_run_on_an_unknown_stage_is_not_found(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     session, _ = _at_f6_review(ws, SQL)
     assert tht(ws, "stage", "run", "nope", session).returncode == 3
+
+
+def _at_f6_review_with_snapshot(ws: Path, sql: str, binding: str) -> tuple[str, int]:
+    """Like :func:`_at_f6_review`, with F4's catalog snapshot recording ``binding``."""
+    from kernel.schema_view import SNAPSHOT_ARTIFACT, StaticSchemaView, encode_snapshot
+
+    run = sc.make_kernel(ws)
+    sc.start(run)
+    sc.f1(run)
+    run.kernel.skip(run.session, "memory_recall", actor=sc.H, reason="no memory yet")
+    sc.stage_by_select(run, "rewriting", "question_rewritten", None, question="Hospitals")
+    sc.close(run, "rewriting", (ArtifactChange(name="question.md", content=b"# Hospitals\n"),))
+    sc.stage_by_select(run, "schema_linking", "schema_linked", None, tables=["ospedali"])
+    snapshot = encode_snapshot(StaticSchemaView(dialect="sqlite", version="v", binding=binding))
+    sc.close(run, "schema_linking", (ArtifactChange(name=SNAPSHOT_ARTIFACT, content=snapshot),))
+    sc.stage_by_select(run, "cte", "cte_approved", "c", name="c", artifact="cte/1.sql")
+    sc.close(run, "cte", (ArtifactChange(name="cte/1.sql", content=b"c AS (SELECT 1)\n"),))
+    sc.stage_by_select(run, "sql", "sql_approved", None, dialect="sqlite")
+    artifact = (ArtifactChange(name="sql_final.sql", content=sql.encode()),)
+    review = sc._review_seq(
+        run.kernel.apply_outcome(run.session, "sql", sc._confirm(artifacts=artifact), actor="agent")
+    )
+    return run.session, review
+
+
+def test_f7_records_the_database_it_ran_against(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    session, review = _at_f6_review_with_snapshot(ws, SQL, "sqlite:///data/h.db")
+    _database(ws)
+    _bind(ws)
+    code, body = _approve(ws, session, review)
+    assert code == 0 and body["ran"]["verified"]["ok"] is True, body
+    log = json.loads(tht(ws, "session", "log", session, "--json").stdout)
+    (verified,) = [e for e in log if e["type"] == "result_verified"]
+    assert verified["payload"]["database"] == "sqlite:///data/h.db"
+
+
+def test_f7_against_another_database_than_the_sessions_catalog_fails(tmp_path: Path) -> None:
+    """The agent points workspace.yaml at a copy with doctored rows (same structure): tht does
+    not verify the approved SQL on it — the result would be "verified by tht" on data nobody
+    linked against."""
+    ws = tmp_path / "ws"
+    session, review = _at_f6_review_with_snapshot(ws, SQL, "sqlite:///data/h.db")
+    real = _database(ws)
+    doctored = ws / "data" / "copy.db"
+    doctored.write_bytes(real.read_bytes())
+    with sqlite3.connect(doctored) as db:
+        db.execute("UPDATE ospedali SET nome = 'Forged'")
+    db.close()
+    with (ws / "workspace.yaml").open("a", encoding="utf-8") as settings:
+        settings.write('\ndatabase: {url: "sqlite:///data/copy.db"}\n')
+    code, body = _approve(ws, session, review)
+    assert code == 0, body  # the approval stands; F7 ran and failed
+    ran = body["ran"]
+    assert ran["status"] == "failed" and ran["verified"]["ok"] is False
+    log = json.loads(tht(ws, "session", "log", session, "--json").stdout)
+    (verified,) = [e for e in log if e["type"] == "result_verified"]
+    payload = verified["payload"]
+    assert payload["checks"] == ["database"] and payload["rows"] == 0
+    assert (
+        "sqlite:///data/copy.db" in payload["reason"] and "sqlite:///data/h.db" in payload["reason"]
+    )
+    assert payload["database"] == "sqlite:///data/copy.db"
+    shown = tht(ws, "artifact", "show", "result_sample.json", session, "--json")
+    assert shown.returncode != 0  # nothing from the doctored copy was recorded
