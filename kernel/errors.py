@@ -120,6 +120,25 @@ def unwritable_error(path: str | PathLike[str], err: OSError, doing: str) -> Una
 
     ``doing`` completes "cannot …" (``create session folder``, ``append to``). Not in
     ``__all__``: the pinned public API lists the exception classes only."""
+    return _store_os_error(path, err, doing, "writable")
+
+
+def unreadable_error(
+    path: str | PathLike[str], err: OSError, doing: str = "read"
+) -> UnavailableError:
+    """A store folder or file that exists but that the operating system refuses to read
+    (permission, an I/O error, a folder where a file belongs): an unavailable dependency, as
+    :func:`unwritable_error` is for writes — exit 6, one line naming the path and the OS
+    reason, and nothing written. A file that is *missing* is not this: the caller keeps its own
+    meaning for that (a missing ledger is an integrity problem, a missing session not found).
+
+    ``doing`` completes "cannot …" (``read``, ``list``)."""
+    return _store_os_error(path, err, doing, "readable")
+
+
+def _store_os_error(
+    path: str | PathLike[str], err: OSError, doing: str, state: str
+) -> UnavailableError:
     name = _errno.errorcode.get(err.errno, "") if err.errno else ""
     reason = err.strerror or str(err) or type(err).__name__
     shown = str(path)
@@ -130,7 +149,6 @@ def unwritable_error(path: str | PathLike[str], err: OSError, doing: str) -> Una
     if name:
         details["errno"] = name
     return UnavailableError(
-        f"cannot {doing} {shown}: {where}; the workspace store is not writable, nothing "
-        "was changed",
+        f"cannot {doing} {shown}: {where}; the workspace store is not {state}, nothing was changed",
         details=details,
     )

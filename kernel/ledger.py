@@ -22,6 +22,11 @@
   and no metadata churn on the append path) and not fsynced: after a crash it may lag behind the
   ledger, never run ahead of it. ``verify`` reads it before and after the ledger and retries
   when a concurrent append moved it.
+- A ledger or anchor that is *missing* is what the format says (no events yet; for ``verify``
+  an integrity problem). One that exists but that the operating system will not let tht read
+  (permission, an I/O error, a folder in its place) is an unavailable store:
+  :func:`~kernel.errors.unreadable_error` (exit 6, naming the path and the OS reason), never an
+  integrity verdict on bytes that were not seen, and nothing is written.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from pathlib import Path
 import msgspec
 
 from kernel.clock import Clock, format_ts
-from kernel.errors import IntegrityError, unwritable_error
+from kernel.errors import IntegrityError, unreadable_error, unwritable_error
 from kernel.events import Event, EventDraft, decode_event, decode_lines
 from kernel.ledger_records import (
     AppendResult,
@@ -110,7 +115,10 @@ class Ledger:
     # ------------------------------------------------------------------ reading
 
     def exists(self) -> bool:
-        return self.path.is_file()
+        try:
+            return self.path.is_file()
+        except OSError as err:  # a folder on the way that cannot be searched
+            raise unreadable_error(self.path, err) from err
 
     def read_bytes(self, start: int = 0) -> bytes:
         try:
@@ -120,6 +128,8 @@ class Ledger:
                 return fh.read()
         except FileNotFoundError:
             return b""
+        except OSError as err:
+            raise unreadable_error(self.path, err) from err
 
     def read(self, *, start: int = 0, upto: int | None = None) -> LedgerRead:
         """Decode every complete line from byte ``start`` (a line boundary) to the end.
@@ -156,9 +166,8 @@ class Ledger:
         """The bytes of line ``seq`` (without its newline) when it ends at ``hint``, else None."""
         if hint <= 0:
             return None
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
+        fd = self._open_for_reading()
+        if fd is None:
             return None
         try:
             chunk = _FIRST_CHUNK
@@ -172,6 +181,8 @@ class Ledger:
                     line = data[nl + 1 : -1]
                     break
                 chunk *= 4
+        except OSError as err:
+            raise unreadable_error(self.path, err) from err
         finally:
             os.close(fd)
         try:
@@ -195,6 +206,8 @@ class Ledger:
                 line = fh.readline(1 << 24)
         except FileNotFoundError:
             return None
+        except OSError as err:
+            raise unreadable_error(self.path, err) from err
         if not line.endswith(b"\n"):
             return None
         try:
@@ -225,14 +238,24 @@ class Ledger:
 
     def tail(self) -> LedgerTail:
         """The last complete event's seq and hash, found by reading backwards from the end."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
+        fd = self._open_for_reading()
+        if fd is None:
             return LedgerTail(0, genesis_hash(self.session_id), 0, None, 0)
         try:
             return tail_of_fd(fd, self.session_id)
+        except OSError as err:
+            raise unreadable_error(self.path, err) from err
         finally:
             os.close(fd)
+
+    def _open_for_reading(self) -> int | None:
+        """A read-only descriptor of the ledger; None when there is no file."""
+        try:
+            return os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise unreadable_error(self.path, err) from err
 
     # ------------------------------------------------------------------ writing
 
@@ -316,21 +339,24 @@ class Ledger:
         writer = self._writer_handles()
         fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
         try:
-            fd = writer.ledger_fd
-            st = os.fstat(fd)
-            if not st.st_nlink:  # deleted or replaced under us (with its folder): reopen all
-                fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
-                writer.close()
-                self._writer = None
-                writer = self._writer_handles()
-                fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
+            try:  # nothing is written yet: a ledger that cannot be read back refuses here
                 fd = writer.ledger_fd
                 st = os.fstat(fd)
-            cached = writer.tail
-            if cached is not None and st.st_size == writer.size:
-                tail = cached
-            else:
-                tail = tail_of_fd(fd, self.session_id)
+                if not st.st_nlink:  # deleted or replaced under us (with its folder): reopen
+                    fcntl.flock(writer.lock_fd, fcntl.LOCK_UN)
+                    writer.close()
+                    self._writer = None
+                    writer = self._writer_handles()
+                    fcntl.flock(writer.lock_fd, fcntl.LOCK_EX)
+                    fd = writer.ledger_fd
+                    st = os.fstat(fd)
+                cached = writer.tail
+                if cached is not None and st.st_size == writer.size:
+                    tail = cached
+                else:
+                    tail = tail_of_fd(fd, self.session_id)
+            except OSError as err:
+                raise unreadable_error(self.path, err) from err
             created = tail.size == 0 and tail.torn is None  # new (or empty): fsync its folder
             if tail.last_seq != expected_last_seq:
                 writer.tail, writer.size = tail, os.fstat(fd).st_size
@@ -341,7 +367,10 @@ class Ledger:
                     "of an interrupted write; nothing is appended until a human repairs it "
                     "(`tht ledger verify --repair --as human:<id>`)"
                 )
-            writer.check_anchor(tail, self)
+            try:
+                writer.check_anchor(tail, self)
+            except OSError as err:  # nothing is written yet
+                raise unreadable_error(err.filename or self.head_path, err) from err
             quarantined = None
             events, lines, prev = build(tail.last_seq, tail.head)
             seq = events[-1].seq
@@ -401,10 +430,14 @@ class Ledger:
 
     def read_anchor(self) -> tuple[int, str] | None:
         try:
-            data = json.loads(self.head_path.read_bytes())
-            return int(data["seq"]), str(data["head"])
+            raw = self.head_path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as err:  # there, but not readable: no verdict on what it says
+            raise unreadable_error(self.head_path, err) from err
+        try:
+            data = json.loads(raw)
+            return int(data["seq"]), str(data["head"])
         except (ValueError, KeyError, TypeError):
             return (-1, "")
 
@@ -427,7 +460,7 @@ class Ledger:
         """Schema validity, gapless seq, batches, hash chain, head anchor and torn tail."""
         # The anchor never runs ahead of the ledger: read it before the lines, and again after
         # them to be sure no append (which rewrites it) ran in between.
-        if not self.path.is_file():
+        if not self._present():
             missing = Problem("missing_ledger", f"{self.path.name} is missing (deleted?)")
             return VerifyReport(
                 ok=False, events=0, head=genesis_hash(self.session_id), problems=[missing]
@@ -442,6 +475,17 @@ class Ledger:
             with self._shared_lock():
                 report = self._verify_once()
         return report
+
+    def _present(self) -> bool:
+        """Whether the ledger file is there (missing: an integrity problem for ``verify``);
+        something there that cannot be read is reported when it is read (exit 6)."""
+        try:
+            os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as err:  # a folder on the way that cannot be searched
+            raise unreadable_error(self.path, err) from err
+        return True
 
     @contextlib.contextmanager
     def _shared_lock(self) -> Iterator[None]:

@@ -22,12 +22,22 @@ OS reason) with nothing left half-written — a session folder whose first batch
 removed again, a refused append is cut back (:meth:`~kernel.ledger.Ledger.append`). What is
 rebuilt on demand stays silent: caches, checkpoints, and ``artifacts/`` (restored from
 ``objects/`` when read, so a committed append never reports "nothing was changed").
+
+Reading is the same: a store folder or file that exists but that the operating system will not
+let tht read (permission denied, an I/O error, a folder where a file belongs) is
+:func:`~kernel.errors.unreadable_error` (exit 6, naming the path — for a folder that cannot be
+searched, that folder — and the OS reason), never a bug (exit 1), and nothing is written. What is
+*missing* keeps its meaning: a session without ``workflow.yaml`` does not exist (exit 3), a
+missing ledger or anchor is an integrity problem (``Ledger.verify``). Unreadable caches and
+artifact copies are rebuilt, as unwritable ones are skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -41,6 +51,7 @@ from kernel.errors import (
     NotFoundError,
     UnavailableError,
     UsageError,
+    unreadable_error,
     unwritable_error,
 )
 from kernel.events import EventDraft
@@ -83,7 +94,7 @@ class FileSystemStore:
 
     def _existing(self, session_id: str) -> Path:
         folder = self._dir(session_id)
-        if not (folder / "workflow.yaml").is_file():
+        if not _is_file(folder / "workflow.yaml"):
             raise NotFoundError(f"session {session_id} does not exist")
         return folder
 
@@ -108,18 +119,21 @@ class FileSystemStore:
         self._new_sessions.add(session_id)
 
     def session_ids(self) -> list[str]:
-        if not self.sessions_dir.is_dir():
+        try:
+            names = os.listdir(self.sessions_dir)
+        except (FileNotFoundError, NotADirectoryError):
             return []
+        except OSError as err:
+            raise unreadable_error(_unsearchable(self.sessions_dir, err), err, "list") from err
         return sorted(
-            p.name
-            for p in self.sessions_dir.iterdir()
-            if _SESSION_ID.match(p.name) and (p / "workflow.yaml").is_file()
+            name
+            for name in names
+            if _SESSION_ID.match(name) and _is_file(self.sessions_dir / name / "workflow.yaml")
         )
 
     def exists(self, session_id: str) -> bool:
-        return (
-            _SESSION_ID.match(session_id) is not None
-            and (self.sessions_dir / session_id / "workflow.yaml").is_file()
+        return _SESSION_ID.match(session_id) is not None and _is_file(
+            self.sessions_dir / session_id / "workflow.yaml"
         )
 
     def ledger(self, session_id: str) -> Ledger:
@@ -139,7 +153,13 @@ class FileSystemStore:
         return ledger
 
     def workflow_bytes(self, session_id: str) -> bytes:
-        return (self._existing(session_id) / "workflow.yaml").read_bytes()
+        path = self._existing(session_id) / "workflow.yaml"
+        try:
+            return path.read_bytes()
+        except FileNotFoundError as err:  # removed since it was seen
+            raise NotFoundError(f"session {session_id} does not exist") from err
+        except OSError as err:
+            raise unreadable_error(path, err) from err
 
     def _object_path(self, session_id: str, sha256: str) -> Path:
         if not re.fullmatch(r"[0-9a-f]{64}", sha256):
@@ -159,6 +179,8 @@ class FileSystemStore:
             raise NotFoundError(
                 f"content {sha256[:12]}… is missing from session {session_id}"
             ) from err
+        except OSError as err:
+            raise unreadable_error(_unsearchable(path, err), err) from err
         if hashlib.sha256(data).hexdigest() != sha256:
             raise IntegrityError(
                 f"stored content {sha256[:12]}… of session {session_id} was altered"
@@ -183,9 +205,13 @@ class FileSystemStore:
             logger.debug("artifact %s of %s not materialized: %s", name, session_id, err)
 
     def read_artifact(self, session_id: str, name: str) -> bytes | None:
+        path = self._artifact_path(session_id, name)
         try:
-            return self._artifact_path(session_id, name).read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:  # a copy only: the reader restores it from objects/
+            logger.debug("artifact %s of %s unreadable: %s", name, session_id, err)
             return None
 
     def _cache_path(self, session_id: str) -> Path:
@@ -257,6 +283,8 @@ class FileSystemStore:
             data = path.read_bytes()
         except FileNotFoundError as err:
             raise NotFoundError(f"content {sha256[:12]}… is missing from {name}/objects") from err
+        except OSError as err:
+            raise unreadable_error(_unsearchable(path, err), err) from err
         if hashlib.sha256(data).hexdigest() != sha256:
             raise IntegrityError(f"stored content {sha256[:12]}… of {name}/objects was altered")
         return data
@@ -333,8 +361,11 @@ class _NewSessionLedger(Ledger):
 
 def _put(path: Path, data: bytes) -> None:
     """Store a content-addressed object (written before the ledger line that names it)."""
-    if path.exists():
-        return
+    try:
+        if path.exists():
+            return
+    except OSError as err:  # a folder on the way that cannot be searched
+        raise unreadable_error(_unsearchable(path, err), err) from err
     try:
         atomic_write(path, data)
     except OSError as err:
@@ -343,12 +374,51 @@ def _put(path: Path, data: bytes) -> None:
 
 def _object_ids(folder: Path, *, nested: bool) -> list[str]:
     """The object names under ``folder`` (``ab/<sha256>`` when ``nested``), sorted; anything
-    that is not a SHA-256 named file is not an object."""
-    pattern = "*/*" if nested else "*"
-    return sorted(
-        p.name
-        for p in folder.glob(pattern)
-        if re.fullmatch(r"[0-9a-f]{64}", p.name)
-        and (not nested or p.parent.name == p.name[:2])
-        and p.is_file()
-    )
+    that is not a SHA-256 named file is not an object. A folder that cannot be listed is
+    reported: ``glob`` would skip it, and a copy of the session would silently miss objects."""
+    if nested:
+        paths = [
+            folder / prefix / name
+            for prefix in _listdir(folder)
+            if re.fullmatch(r"[0-9a-f]{2}", prefix)
+            for name in _listdir(folder / prefix)
+            if name[:2] == prefix
+        ]
+    else:
+        paths = [folder / name for name in _listdir(folder)]
+    return sorted(p.name for p in paths if re.fullmatch(r"[0-9a-f]{64}", p.name) and _is_file(p))
+
+
+def _listdir(folder: Path) -> list[str]:
+    """The names in ``folder``; none when it is missing or not a folder."""
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as err:
+        raise unreadable_error(_unsearchable(folder, err), err, "list") from err
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, except that a folder on the way that cannot be searched (or an I/O
+    error) is reported, not taken for "no such file"."""
+    try:
+        return path.is_file()
+    except OSError as err:
+        raise unreadable_error(_unsearchable(path, err), err) from err
+
+
+def _unsearchable(path: Path, err: OSError) -> Path:
+    """The path to name for ``err`` (raised reaching ``path``): for a permission denied, the
+    nearest folder on the way that cannot be entered, when one can be found — the file itself
+    may be perfectly readable — else ``path``."""
+    if err.errno != errno.EACCES:
+        return path
+    for step in (*reversed(path.parents), path):
+        try:
+            os.stat(step)
+        except PermissionError:
+            return step.parent
+        except OSError:
+            return path
+    return path
