@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -21,6 +21,7 @@ from kernel.events import Event, EventDraft, Payload, decode_event
 from kernel.ledger import Ledger
 from kernel.ledger_verify import VerifyReport, verify_ledger_bytes
 from kernel.reviewer_events import (
+    LedgerStart,
     ReviewerAddedPayload,
     ReviewerRevokedPayload,
     WorkflowApprovedPayload,
@@ -90,9 +91,21 @@ class ReviewerRegistry:
 
     # ------------------------------------------------------------------ writers
 
-    def add_reviewer(self, new: SigningKey, *, by: SigningKey | None, clock: Clock) -> Event:
+    def add_reviewer(
+        self,
+        new: SigningKey,
+        *,
+        by: SigningKey | None,
+        clock: Clock,
+        signed_from: Mapping[str, LedgerStart] | None = None,
+    ) -> Event:
         """Append ``reviewer_added`` for ``new``: self-signed when the registry is empty (then
-        ``by`` must be None or ``new``), else signed by ``by``, an active member."""
+        ``by`` must be None or ``new``), else signed by ``by``, an active member.
+
+        ``signed_from`` (the first reviewer only): where signed mode begins in each
+        workspace-level ledger — its last human entry now (:func:`kernel.replay.ledger_start`,
+        which ``tht reviewer add`` applies to the store's ledgers): a human entry after it must
+        be signed from then on."""
         state = self._writable_state()
         if state.last_seq == 0:
             if by is not None and by.key_id != new.key_id:
@@ -106,6 +119,11 @@ class ReviewerRegistry:
                     f"the registry already has reviewers ({', '.join(state.reviewers())}); "
                     "an existing reviewer must add the new one: pass --by human:<id>"
                 )
+            if signed_from is not None:
+                raise PolicyError(
+                    "only the registry's first reviewer records where signed mode began; "
+                    "nothing was written"
+                )
             signer = by
         if new.key_id in state.keys:
             raise PolicyError(f"key {new.key_id} of {new.reviewer} is already in the registry")
@@ -115,6 +133,7 @@ class ReviewerRegistry:
             public_key=new.public_key,
             proof=new.sign(proof_message(new.reviewer, new.key_id)),
             added_by=None if state.last_seq == 0 else signer.reviewer,
+            signed_from=None if signed_from is None else dict(signed_from),
         )
         return self._append(state, "reviewer_added", payload, new.reviewer, signer, clock)
 

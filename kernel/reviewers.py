@@ -15,6 +15,12 @@ What the registry cannot detect by itself: an agent that deletes the whole regis
 new one with its own root. Only the root's key id, which the first reviewer noted when they
 added themselves, tells the two apart.
 
+The root entry also records where signed mode began in each workspace-level ledger
+(``signed_from``: the seq and hash of its last human entry then): a human entry of the catalog or
+the memory registry after that one must be signed, even when no signed human entry precedes it —
+signed mode is a fact of the registry, which the agent cannot rewrite, not of files it can move
+aside (:meth:`HumanEventCheck.signed_from`, :func:`kernel.replay.signature_problems`).
+
 :func:`fold_registry` is pure and total (every entry is either applied or reported); the writers
 of :class:`kernel.reviewer_registry.ReviewerRegistry` (the file side) refuse exactly what the fold
 would reject, by checking the signed entry against the folded state under the ledger's lock
@@ -24,13 +30,14 @@ before it is written.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kernel.errors import PolicyError, UsageError
 from kernel.events import REGISTRY_TYPES, Event, canonical_bytes, info_of
 from kernel.ledger_verify import Problem
 from kernel.reviewer_events import (
+    LedgerStart,
     ReviewerAdded,
     ReviewerAddedPayload,
     ReviewerRevoked,
@@ -46,6 +53,7 @@ from kernel.transitions import check_human
 
 __all__ = [
     "REGISTRY_LEDGER_ID",
+    "HumanEventCheck",
     "RegistryState",
     "ReviewerKeyRecord",
     "check_entry",
@@ -86,6 +94,9 @@ class RegistryState:
     approved_workflows: frozenset[str] = frozenset()
     last_seq: int = 0
     problems: tuple[Problem, ...] = ()
+    #: where signed mode began in each workspace-level ledger (the root entry's record); None
+    #: for a registry started before tht recorded it (those ledgers keep the older rule)
+    signed_from: Mapping[str, LedgerStart] | None = None
 
     def key(self, key_id: str) -> ReviewerKeyRecord | None:
         return self.keys.get(key_id)
@@ -99,7 +110,15 @@ class RegistryState:
         """True once a reviewer was ever added: from then on human decisions must be signed."""
         return bool(self.keys)
 
-    def check_human_event(self, event: Event) -> str | None:
+    @property
+    def check_human_event(self) -> HumanEventCheck:
+        """The check of a human event that the composition root hands the kernel
+        (``Trust.human_check``): called on an event, None when it carries a valid signature by
+        its actor's key, else why not (:meth:`human_event_problem`). A property so that the
+        check handed out also says where signed mode began in each workspace-level ledger."""
+        return HumanEventCheck(self)
+
+    def human_event_problem(self, event: Event) -> str | None:
         """None when ``event`` carries a valid signature by its actor's key, else why not.
 
         A key revoked *after* the event still vouches for it: revocation is not retroactive
@@ -145,6 +164,23 @@ class RegistryState:
         return self.check_signed(reviewer, data, sig, ts) is None
 
 
+@dataclass(frozen=True)
+class HumanEventCheck:
+    """A :data:`~kernel.replay.HumanCheck` by the registry ``state`` that also knows where signed
+    mode began in each workspace-level ledger (:class:`kernel.replay.SigningStart`)."""
+
+    state: RegistryState
+
+    def __call__(self, event: Event) -> str | None:
+        return self.state.human_event_problem(event)
+
+    def signed_from(self, ledger: str) -> LedgerStart | None:
+        """Where signed mode began in ``ledger`` (``catalog``, ``memory``); None when the
+        registry's root did not record it (a registry started before tht did)."""
+        found = self.state.signed_from
+        return None if found is None else found.get(ledger)
+
+
 # --------------------------------------------------------------------------- fold
 
 
@@ -161,17 +197,15 @@ def _apply(state: RegistryState, event: Event) -> RegistryState:
     problem = check_entry(state, event)
     last_seq = max(state.last_seq, event.seq)
     if problem is not None:
-        return RegistryState(
-            keys=state.keys,
-            approved_workflows=state.approved_workflows,
-            last_seq=last_seq,
-            problems=(*state.problems, problem),
-        )
+        return replace(state, last_seq=last_seq, problems=(*state.problems, problem))
     keys = dict(state.keys)
     approved = state.approved_workflows
+    signed_from = state.signed_from
     if isinstance(event, ReviewerAdded):
         p = event.payload
         keys[p.key_id] = ReviewerKeyRecord(p.reviewer, p.key_id, p.public_key, event.seq, event.ts)
+        if state.last_seq == 0 and p.signed_from is not None:
+            signed_from = dict(p.signed_from)
     elif isinstance(event, ReviewerRevoked):
         old = keys[event.payload.key_id]
         keys[old.key_id] = replace(
@@ -182,7 +216,7 @@ def _apply(state: RegistryState, event: Event) -> RegistryState:
         )
     elif isinstance(event, WorkflowApproved):
         approved = approved | {event.payload.sha256}
-    return RegistryState(keys, approved, last_seq, state.problems)
+    return RegistryState(keys, approved, last_seq, state.problems, signed_from)
 
 
 def check_entry(state: RegistryState, event: Event) -> Problem | None:
@@ -198,7 +232,9 @@ def check_entry(state: RegistryState, event: Event) -> Problem | None:
         return rule(f"{info_of(event).type} is not a registry entry")
     root = state.last_seq == 0
     if isinstance(event, ReviewerAdded):
-        wrong = _check_addition(state, event.payload, event.actor, root)
+        wrong = _check_addition(state, event.payload, event.actor, root) or _check_signed_from(
+            event.payload.signed_from, root
+        )
         if wrong is not None:
             return Problem(wrong[0], wrong[1], event.seq, event.seq)
         if root:
@@ -251,6 +287,22 @@ def _check_addition(
             )
     elif p.added_by != actor:
         return "registry_rule", f"added_by {p.added_by} differs from the entry's actor {actor}"
+    return None
+
+
+def _check_signed_from(
+    signed_from: Mapping[str, LedgerStart] | None, root: bool
+) -> tuple[str, str] | None:
+    """(problem code, message) when a ``reviewer_added``'s ``signed_from`` breaks a rule: only
+    the root records it (a later entry cannot move where signed mode began), each as a seq and a
+    SHA-256."""
+    if signed_from is None:
+        return None
+    if not root:
+        return "registry_rule", "only the registry's first entry records where signing began"
+    for ledger, start in signed_from.items():
+        if start.seq < 0 or not _SHA256.match(start.head):
+            return "registry_rule", f"signed_from.{ledger} is not a seq and a SHA-256 in hex"
     return None
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kernel.events import Event
     from kernel.ledger_records import Signer
+    from kernel.reviewer_events import LedgerStart
     from tht.composition import App
 
 __all__ = ["human_check", "signer_for"]
@@ -36,10 +37,33 @@ def signer_for(app: App) -> Any:
 
 
 def human_check(app: App) -> Any:
-    def check(event: Event) -> str | None:
-        found = app.kernel.trust.human_check
+    """The signature check of a workspace-level ledger: the reviewer registry's, read on first
+    use, which also says where signed mode began in that ledger
+    (:class:`kernel.replay.SigningStart`)."""
+    return _WorkspaceCheck(app)
+
+
+class _WorkspaceCheck:
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    def __call__(self, event: Event) -> str | None:
+        found = self._app.kernel.trust.human_check
         if found is None:
             return "no reviewer registry: the signature cannot be verified"
         return found(event)
 
-    return check
+    def signed_from(self, ledger: str) -> LedgerStart | None:
+        """Where the registry's root recorded that signed mode began in ``ledger``. No
+        registry: nothing recorded (an unsigned workspace). A registry that does not verify
+        trusts nobody (composition.trust_of): every human entry must be signed — and no
+        signature verifies."""
+        from kernel.replay import SigningStart
+        from kernel.reviewer_events import LedgerStart
+
+        found = self._app.kernel.trust.human_check
+        if found is None:
+            return None
+        if isinstance(found, SigningStart):
+            return found.signed_from(ledger)
+        return LedgerStart(seq=0, head="")

@@ -200,5 +200,5 @@ class Catalog:
     def _signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
         return [
             Problem("signature", reason, seq=seq)
-            for seq, reason in signature_problems(events, self.caps.human_check)
+            for seq, reason in signature_problems(events, self.caps.human_check, ledger="catalog")
         ]

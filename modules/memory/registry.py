@@ -166,5 +166,5 @@ class MemoryRegistry:
     def _signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
         return [
             Problem("signature", reason, seq=seq)
-            for seq, reason in signature_problems(events, self.caps.human_check)
+            for seq, reason in signature_problems(events, self.caps.human_check, ledger="memory")
         ]

@@ -17,6 +17,7 @@ from tht.commands._common import human_actor, open_for
 from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
+    from kernel.reviewer_events import LedgerStart
     from kernel.reviewer_registry import ReviewerRegistry
     from tht.composition import App
 
@@ -49,6 +50,23 @@ def _require_member(registry: ReviewerRegistry, who: str) -> None:
             f"{who} is not an active reviewer of this workspace; an existing reviewer adds them "
             f"with `tht reviewer add {who} --by human:<id>`"
         )
+
+
+def _ledger_starts(app_: App) -> dict[str, LedgerStart]:
+    """Where signed mode begins in each workspace-level ledger: its last human entry now (seq 0
+    when it has none). The first reviewer's entry records it, signed: from then on a human entry
+    after it must be signed, even if the agent later moves the registry aside to write one."""
+    from typing import get_args
+
+    from kernel.replay import ledger_start
+    from kernel.store.base import WorkspaceLedgerName
+
+    store = app_.kernel.store
+    starts = {}
+    for name in get_args(WorkspaceLedgerName):
+        read = store.workspace_ledger(name).read()
+        starts[name] = ledger_start(read.events, read.head)
+    return starts
 
 
 @app.command("add")
@@ -97,7 +115,8 @@ def add(
     key = generate_signing_key(reviewer)
     reviewer_keys.save_key(reviewer, seal_key(key, passphrase))
     try:
-        event = registry.add_reviewer(key, by=admin, clock=app_.clock)
+        signed_from = _ledger_starts(app_) if empty else None
+        event = registry.add_reviewer(key, by=admin, clock=app_.clock, signed_from=signed_from)
     except BaseException:
         reviewer_keys.delete_key(reviewer)  # a key the registry does not know is useless
         raise
