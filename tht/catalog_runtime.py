@@ -5,7 +5,10 @@ the workspace-level ledger ``catalog`` and its objects from the store port, the 
 root's clock and ids (``THT_CLOCK`` / ``THT_SEED`` make runs deterministic), the Workspace
 Database from ``kernel.database`` behind :class:`~modules.catalog.DatabaseAccess` (only the
 binding's redacted ``display`` ever reaches the module), the sync lock and run logs under
-``catalog/``, and — in signed mode — the reviewer's signer and the registry's check.
+``catalog/``, and — in signed mode — the reviewer's signer and the registry's check, and the
+mode itself (``app.kernel.trust.signed``): a signed workspace's catalog is displayed from the
+verified ledger, never from the fold cache. The schema index is always rebuilt from the verified
+ledger (a projection: what it embeds feeds schema linking).
 
 Others use :func:`schema_view` (the SchemaView handed to Disambiguation, schema linking, SQL
 validation) and :func:`open_catalog`; the commands use :func:`sync`, :func:`current_version` and
@@ -130,6 +133,7 @@ def catalog_capabilities(app: App, *, with_database: bool = False) -> CatalogCap
         run_log=_run_log(app),
         signer_for=signer_for(app),
         human_check=human_check(app),
+        signed=lambda: app.kernel.trust.signed,
     )
 
 
@@ -201,7 +205,7 @@ def sync(
 
     catalog = open_catalog(app, with_database=True)
     report = run_sync(catalog, scope=scope, progress=progress)
-    _reindex(app, catalog, index_progress)
+    _reindex(app, report, index_progress)
     _revalue(app)
     return report
 
@@ -223,12 +227,16 @@ def _revalue(app: App) -> None:
         )
 
 
-def _reindex(app: App, catalog: Catalog, progress: Callable[[str, int, int], None] | None) -> None:
+def _reindex(
+    app: App, report: SyncReport, progress: Callable[[str, int, int], None] | None
+) -> None:
+    """The schema index from the catalog the run just verified and wrote (never the cache)."""
+    from modules.catalog import CatalogSchemaView
     from tht.schema_runtime import reindex_schema
 
-    view = catalog.schema_view()
-    if view is None:
+    if not report.state.synced:
         return
+    view = CatalogSchemaView(report.state, report.head)
     try:
         reindex_schema(app, view, progress=progress)
     except Exception as err:  # the sync stands; the index is a rebuildable projection

@@ -51,6 +51,10 @@ def _no_log(run: str, line: str) -> None:
     return None
 
 
+def _unsigned() -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class CatalogCapabilities:
     ledger: LedgerPort  # the workspace-level ledger "catalog"
@@ -68,3 +72,6 @@ class CatalogCapabilities:
     signer_for: Callable[[str], Signer | None] = _no_signer
     #: the reviewer registry's signature check (verify), None without a registry
     human_check: HumanCheck | None = None
+    #: whether the workspace is in signed mode (asked when the catalog is read for display):
+    #: then what is shown comes from the verified ledger, never from the fold cache
+    signed: Callable[[], bool] = _unsigned

@@ -1,7 +1,8 @@
 """``Catalog``: the Metadata Catalog's ledger, folded — reading, appending, verifying.
 
-- :meth:`Catalog.load` — what reads show (``show``, ``relationships``, the SchemaView): the fold
-  cache plus the events after it when the cache still matches the ledger, else a full fold.
+- :meth:`Catalog.load` — what reads show (``show``, ``relationships``, ``status``, the display
+  SchemaView): in signed mode the verified ledger (:meth:`load_for_write`); else the fold cache
+  plus the events after it when the cache still matches the ledger, else a full fold.
 - :meth:`Catalog.load_for_write` — what every write decides on: the ledger verified first (hash
   chain, anchor, torn tail, signatures), no fold problem; refused with exit 7 otherwise, nothing
   written.
@@ -70,6 +71,17 @@ class Catalog:
     # ------------------------------------------------------------------ reading
 
     def load(self) -> LoadedCatalog:
+        """The catalog for display. In signed mode it is :meth:`load_for_write` — the verified
+        ledger, exit 7 when it does not verify — never the fold cache: a reviewer reads this
+        before curating (``show``, ``tht sql check``'s sensitive columns, schema linking), and
+        anyone with the user's account can rewrite the cache with the ledger's real head and a
+        state of their own (flags cleared, a "human" Description forged). Unsigned, the cache
+        serves (an agent can write legal-looking curation there anyway)."""
+        if self.caps.signed():
+            return self.load_for_write()
+        return self._load_cached()
+
+    def _load_cached(self) -> LoadedCatalog:
         ledger = self.caps.ledger
         cache = decode_cache(self.caps.read_cache())
         if cache is not None and cache.last_seq > 0:
@@ -90,7 +102,8 @@ class Catalog:
     def schema_view(self, *, verified: bool = False) -> CatalogSchemaView | None:
         """The SchemaView of the catalog; None when no sync ever completed. ``verified``: from
         the verified ledger (:meth:`load_for_write`), for a command that decides on it (a
-        proposal's SQL check, the snapshot a session records); else the display path."""
+        proposal's SQL check, the snapshot a session records) or writes a projection from it
+        (the schema index); else the display path (:meth:`load`)."""
         loaded = self.load_for_write() if verified else self.load()
         if not loaded.state.synced:
             return None

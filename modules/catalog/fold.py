@@ -20,11 +20,12 @@ Generation Run started while another is active, a run's Generated Description or
 run is not the active one, an end whose counts disagree with the run's own entries or do not
 add up to what it requested.
 
-A Sensitive Data Flag lives on its Catalog Column: a resync keeps it for the same name, and it
-goes with the column when the column leaves the catalog (dropped in the database, a Catalog
-Metadata Cleanup); a column observed again later is a new column, not sensitive until a human
-says so (the glossary's default, also for new columns — ``tht catalog sensitive suggest``
-proposes it again).
+A Sensitive Data Flag lives on its Catalog Column (false by default, also for new columns): a
+resync keeps it for the same name. A human's decision (on or off) is also remembered for the
+column's identity (``flag_decisions``, modules/catalog/flag_decisions.py) and outlives the
+column: a column that leaves the catalog (dropped in the database, its table dropped, renamed, a
+Catalog Metadata Cleanup, a sync against another database) and is observed again gets the last
+decision back — no sync, whoever runs it, erases a human's decision.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ from kernel.database.types import Introspection
 from kernel.replay import is_human_actor
 from modules.catalog.descriptions import DescriptionRejected, apply_description
 from modules.catalog.endpoints import relationship_id
+from modules.catalog.flag_decisions import FlagDecisions
 from modules.catalog.records import (
     CatalogProblem,
     CatalogState,
     CatalogSyncRun,
     DescriptionGenerationRun,
+    FlagDecision,
     LogicalRelationship,
     SensitiveSuggestionRun,
 )
@@ -108,6 +111,7 @@ class _Folder:
         self.last_seq = state.last_seq
         self.last_ts = state.last_ts
         self.signed_from = state.signed_from
+        self.flag_decisions = FlagDecisions(state.flag_decisions)
         self.problems = list(state.problems)
         self.batch = state.batch
         self.batch_actor = state.batch_actor
@@ -181,6 +185,7 @@ class _Folder:
             last_completed=self.last_completed,
             follows=self.follows,
             signed_from=self.signed_from,
+            flag_decisions=self.flag_decisions.freeze(),
             problems=tuple(self.problems),
             batch=open_batch,
             batch_actor=self.batch_actor if open_batch else "",
@@ -221,7 +226,9 @@ class _Folder:
         applied = (p.snapshot, p.version)
         if run.scope is not None or self.follows != applied:  # else: a no-op, skipped
             snapshot = self.load_snapshot(p.snapshot)
-            apply_snapshot(self.content, snapshot, scope=run.scope, version=p.version)
+            _, added = apply_snapshot(self.content, snapshot, scope=run.scope, version=p.version)
+            # a column observed anew gets back the last human decision about it
+            self.content.tables.update(self.flag_decisions.restore(self.content.tables, added))
             self.follows = applied if run.scope is None else None
         self.runs[p.run] = _replace(
             run,
@@ -393,6 +400,14 @@ class _Folder:
         flagged = _replace(column, sensitive=p.sensitive)
         columns = tuple(flagged if c.name == column.name else c for c in table.columns)
         self.content.tables[p.table] = _replace(table, columns=columns)
+        decision = FlagDecision(
+            table=p.table,
+            column=p.column,
+            sensitive=p.sensitive,
+            seq=event.seq,
+            actor=event.actor,
+        )
+        self.flag_decisions.remember(decision, self.content.tables)
 
     def _suggestion_run(self, event: ev.Event) -> None:
         assert isinstance(event, cev.SensitiveSuggestionRun)

@@ -7,10 +7,11 @@
   (``descriptions_consolidated``); ``generated`` is the latest Generated Description, a
   proposal that never changes the Description by itself (:class:`GeneratedDescription`), and
   ``description_history`` lists every step (:class:`DescriptionChange`); all of it goes with
-  the column when the column leaves the catalog, as the flag does. The Sensitive Data Flag
-  is set by a human only (``sensitive_flag_set``); it belongs to the column and goes with it
-  when the column leaves the catalog (a column observed again is a new column: not
-  sensitive).
+  the column when the column leaves the catalog. The Sensitive Data Flag is set by a human
+  only (``sensitive_flag_set``); a resync keeps it for the same name.
+- :class:`FlagDecision` — a human's last Sensitive Data Flag decision about a column identity
+  (``CatalogState.flag_decisions``): it outlives the column, so a column that leaves the
+  catalog and is observed again gets it back (modules/catalog/flag_decisions.py).
 - :class:`CatalogRelationship` — a declared foreign key as observed.
 - :class:`LogicalRelationship` — Generated or Manual; ``active`` or ``deleted`` (a Logical
   Relationship Deletion: the record stays, as an exclusion). A Permanent Relationship Deletion
@@ -41,6 +42,7 @@ __all__ = [
     "CatalogTable",
     "DescriptionChange",
     "DescriptionGenerationRun",
+    "FlagDecision",
     "GeneratedDescription",
     "LogicalRelationship",
     "SensitiveSuggestionRun",
@@ -190,6 +192,16 @@ class DescriptionGenerationRun(msgspec.Struct, frozen=True, kw_only=True):
     ended_ts: str | None = None
 
 
+class FlagDecision(msgspec.Struct, frozen=True, kw_only=True):
+    """A human's last effective ``sensitive_flag_set`` on ``table.column`` (as spelled then)."""
+
+    table: str
+    column: str
+    sensitive: bool
+    seq: int  # the ``sensitive_flag_set`` that recorded it
+    actor: str
+
+
 class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     code: str
@@ -218,6 +230,9 @@ class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
     follows: tuple[str, str] | None = None
     #: the seq of the first signed human entry: from there on every human entry must be signed
     signed_from: int | None = None
+    #: the humans' Sensitive Data Flag decisions, one per column spelling, oldest first: they
+    #: outlive their columns (a column observed again gets its decision back)
+    flag_decisions: tuple[FlagDecision, ...] = ()
     problems: tuple[CatalogProblem, ...] = ()
     # the batch still open after the last event (None at a batch boundary, always the case
     # after a committed append): its kind, actor and the generated lines it still announces

@@ -273,7 +273,7 @@ def story(tht: Tht) -> None:
             "catalog", "cleanup", "--column", "clienti.telefono", "--reason", "tidy", *ANN, "--json"
         )
     )
-    ok(tht("catalog", "sync", "--json"))  # telefono comes back: a new column, not sensitive
+    ok(tht("catalog", "sync", "--json"))  # telefono comes back with the human's flag
     ok(tht("catalog", "sensitive", "suggest", "--scope", "clienti", "--offline", "--json"))
 
 
@@ -290,6 +290,6 @@ def test_the_catalog_ledger_of_a_flag_story_is_golden(
     assert path.read_bytes() == lines, "drifted (run with --update-golden and explain)"
     shown = ok(tht("catalog", "show", "clienti", "--json"))
     flags = [c["name"] for c in shown["tables"][0]["columns"] if c["sensitive"]]
-    assert flags == ["cognome", "email", "codice_fiscale", "data_nascita"]
+    assert flags == ["cognome", "email", "codice_fiscale", "telefono", "data_nascita"]
     last = json.loads(lines.splitlines()[-1])
-    assert last["payload"]["proposed"] == 2  # nome (cleared) and telefono (new) again
+    assert last["payload"]["proposed"] == 1  # nome (cleared by a human) again; telefono flagged

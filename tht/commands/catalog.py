@@ -127,7 +127,8 @@ def show_cmd(
     app_ = open_for(inv)
     state = catalog_runtime.open_catalog(app_).load().state
     body = show_json(state, table, catalog_runtime.current_version(app_))
-    inv.emit(body, _show_text(body))
+    # the tables are rendered only for people (1,000 tables: ~8 s of rich under --json)
+    inv.emit(body, None if inv.json else _show_text(body))
 
 
 def _show_text(body: dict[str, Any]) -> str:
@@ -291,7 +292,8 @@ def reindex_cmd(
 
     inv = invocation(workspace, json_, debug)
     app_ = open_for(inv)
-    view = catalog_runtime.schema_view(app_)
+    # a projection is written from the verified ledger, never the fold cache (exit 7 if damaged)
+    view = catalog_runtime.schema_view(app_, verified=True)
     if view is None:
         raise UsageError("catalog not synced: run `tht catalog sync` first")
     with progress_reporter(enabled=not inv.json, label="indexing") as bar:

@@ -1,6 +1,7 @@
 """Sensitive Data Flags through the planners, the ledger and the fold: human-only, false by
-default (also for new columns), kept by a resync for the same name, gone with the column; the
-Suggestion Run keeps aggregate counts only. Forged lines are problems of the fold."""
+default (also for new columns), kept by a resync for the same name, and a human's decision
+given back to a column that leaves the catalog and is observed again; the Suggestion Run keeps
+aggregate counts only. Forged lines are problems of the fold."""
 
 from __future__ import annotations
 
@@ -143,7 +144,7 @@ def test_a_resync_keeps_the_flag_of_the_same_column(catalog: Catalog, db: FakeDa
     assert new is not None and new.sensitive is False  # a new column: false
 
 
-def test_a_column_dropped_and_observed_again_is_a_new_column_without_its_flag(
+def test_a_column_dropped_and_observed_again_gets_its_flag_back(
     catalog: Catalog, db: FakeDatabase
 ) -> None:
     flag(catalog, "people.email")
@@ -152,17 +153,95 @@ def test_a_column_dropped_and_observed_again_is_a_new_column_without_its_flag(
     assert catalog.load().state.tables["people"].column("email") is None
     db.add_column("people", "email:TEXT")
     run_sync(catalog)
-    assert flags(catalog) == set()  # no stale flag: it went with the column
+    assert flags(catalog) == {"people.email"}  # the human's decision outlives the column
+    assert catalog.verify().ok
 
 
-def test_a_cleaned_up_column_takes_its_flag_with_it(catalog: Catalog) -> None:
+def test_a_cleaned_up_column_gets_its_flag_back_when_observed_again(catalog: Catalog) -> None:
     flag(catalog, "people.email")
     loaded = catalog.load_for_write()
     cleaned = plan_cleanup(loaded.state, columns=["people.email"], reason="tidy", actor=ANN)
     catalog.append(loaded, [cleaned])
-    run_sync(catalog)  # unchanged structure: the column comes back, as a new one
+    run_sync(catalog)  # unchanged structure: the column comes back
     assert catalog.load().state.tables["people"].column("email") is not None
+    assert flags(catalog) == {"people.email"}
+
+
+def test_a_humans_explicit_off_also_outlives_the_column(catalog: Catalog, db: FakeDatabase) -> None:
+    flag(catalog, "people.email")
+    flag(catalog, "people.email", on=False)
+    db.drop("people")
+    run_sync(catalog)
+    db.add("people", "id:INTEGER:pk", "first_name:TEXT", "email:TEXT", "birth_date:DATE")
+    run_sync(catalog)
     assert flags(catalog) == set()
+    state = catalog.load().state
+    assert [(d.column, d.sensitive) for d in state.flag_decisions] == [("email", False)]
+
+
+@pytest.mark.parametrize("spelling", ["PEOPLE.EMAIL", "People.Email", "people.EMAIL"])
+def test_a_column_renamed_in_case_is_the_same_identity(
+    catalog: Catalog, db: FakeDatabase, spelling: str
+) -> None:
+    """SQLite's names are case-insensitive: ``SELECT email`` reads ``EMAIL`` too."""
+    flag(catalog, "people.email")
+    table, column = spelling.split(".")
+    db.drop("people")
+    db.add(table, "id:INTEGER:pk", "first_name:TEXT", f"{column}:TEXT")
+    run_sync(catalog)
+    assert flags(catalog) == {spelling}
+    db.drop(table)
+    db.add("people", "id:INTEGER:pk", "first_name:TEXT", "email:TEXT")
+    run_sync(catalog)
+    assert flags(catalog) == {"people.email"}
+    assert catalog.verify().ok
+
+
+def test_a_column_renamed_away_and_back_gets_its_flag_back(
+    catalog: Catalog, db: FakeDatabase
+) -> None:
+    flag(catalog, "people.email")
+    db.drop_column("people", "email")
+    db.add_column("people", "mail_2:TEXT")  # renamed in a copy the agent synced
+    run_sync(catalog)
+    assert flags(catalog) == set()  # another column: no human decided about it
+    db.drop_column("people", "mail_2")
+    db.add_column("people", "email:TEXT")
+    run_sync(catalog)
+    assert flags(catalog) == {"people.email"}
+
+
+def test_a_later_decision_under_another_spelling_replaces_the_earlier_one(
+    catalog: Catalog, db: FakeDatabase
+) -> None:
+    """The same column renamed in case: the human's last word is the one that comes back."""
+    flag(catalog, "people.email")
+    db.drop_column("people", "email")
+    db.add_column("people", "EMAIL:TEXT")
+    run_sync(catalog)
+    assert flags(catalog) == {"people.EMAIL"}
+    flag(catalog, "people.EMAIL", on=False)
+    db.drop_column("people", "EMAIL")
+    db.add_column("people", "email:TEXT")
+    run_sync(catalog)
+    assert flags(catalog) == set()
+
+
+def test_two_columns_that_differ_only_in_case_keep_their_own_decisions(
+    catalog: Catalog, db: FakeDatabase
+) -> None:
+    """PostgreSQL's quoted identifiers: ``"Email"`` and ``email`` are two columns."""
+    db.add_column("people", "Email:TEXT")
+    run_sync(catalog)
+    flag(catalog, "people.email")
+    flag(catalog, "people.Email")
+    flag(catalog, "people.Email", on=False)  # the last decision, about the other column
+    db.drop("people")
+    run_sync(catalog)
+    db.add("people", "id:INTEGER:pk", "email:TEXT", "Email:TEXT", "EMAIL:TEXT")
+    run_sync(catalog)
+    # each spelling its own decision; a spelling no human decided about: on when any is on
+    assert flags(catalog) == {"people.email", "people.EMAIL"}
 
 
 def test_a_scoped_resync_of_another_table_keeps_the_flag(
