@@ -31,6 +31,7 @@ from kernel.errors import IntegrityError, UnavailableError
 from kernel.ledger import Ledger
 from kernel.store.fs import FileSystemStore
 from tests.support.cli import run_tht
+from tests.support.store_errors import assert_unavailable, workspace_files
 
 QUESTION = "Quanti ricoveri nel 2024?"
 _NOT_INHERITED = ("THT_WORKSPACE", "THT_SESSION", "THT_ACTOR")  # as tests.support.cli
@@ -115,30 +116,6 @@ def _a_folder_instead(path: Path) -> Iterator[None]:
         aside.rename(path)
 
 
-def _snapshot(root: Path) -> dict[str, bytes | None]:
-    """Every file (its bytes) and folder (None) of the workspace."""
-    return {
-        str(p.relative_to(root)): None if p.is_dir() else p.read_bytes()
-        for p in sorted(root.rglob("*"))
-    }
-
-
-def _unavailable(done: subprocess.CompletedProcess[str], path: Path, errnos: set[str]) -> None:
-    """Exit 6, one line on stderr naming ``path`` and the OS reason, and the ``--json`` error
-    object with ``details.path``, ``details.reason`` and ``details.errno``."""
-    assert done.returncode == 6, (done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: cannot "), done.stderr
-    assert str(path) in lines[0] and "nothing was changed" in lines[0], lines[0]
-    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
-    body = json.loads(done.stdout)["error"]
-    assert set(body) == {"code", "exit_code", "message", "details"}
-    assert (body["code"], body["exit_code"]) == ("unavailable", 6)
-    assert lines[0] == f"error: {body['message']}"
-    assert body["details"]["path"] == str(path)
-    assert body["details"]["errno"] in errnos and body["details"]["reason"] in body["message"]
-
-
 def _verified(root: Path, session: str) -> int:
     """``tht ledger verify`` is ok; the number of events."""
     done = _run(root, "ledger", "verify", session)
@@ -168,7 +145,7 @@ def test_a_store_that_cannot_be_read_exits_6_naming_the_path_for_every_command(
         "sessions folder": root / "sessions",
     }.get(target, folder / target)
     events = _verified(root, session)
-    before = _snapshot(root)
+    before = workspace_files(root)
     with _unreadable(blocked):
         results = {
             command: (
@@ -179,10 +156,10 @@ def test_a_store_that_cannot_be_read_exits_6_naming_the_path_for_every_command(
         }
     for command, (done, plain) in results.items():
         assert done.returncode == 6, (command, done.stdout, done.stderr)
-        _unavailable(done, blocked, {"EACCES"})
+        assert_unavailable(done, blocked, {"EACCES"})
         assert plain.returncode == 6 and plain.stdout == "", (command, plain.stderr)
         assert plain.stderr == done.stderr, command
-    assert _snapshot(root) == before
+    assert workspace_files(root) == before
     assert _verified(root, session) == events  # readable again: nothing was changed
     again = _run(root, "session", "pause", session, "--as", "human:ann")
     assert again.returncode == 0, again.stderr
@@ -198,11 +175,11 @@ def test_a_ledger_or_anchor_that_became_a_folder_exits_6(root: Path, name: str) 
     path = root / "sessions" / session / name
     events = _verified(root, session)
     with _a_folder_instead(path):
-        before = _snapshot(root)
+        before = workspace_files(root)
         results = [_run(root, *_args(c, session), "--json") for c in COMMANDS]
-        after = _snapshot(root)
+        after = workspace_files(root)
     for done in results:
-        _unavailable(done, path, {"EISDIR"})
+        assert_unavailable(done, path, {"EISDIR"})
     assert after == before
     assert _verified(root, session) == events
 
@@ -242,7 +219,9 @@ def store(tmp_path: Path) -> FileSystemStore:
     return FileSystemStore(tmp_path / "sessions", tmp_path / ".tht" / "cache")
 
 
-def test_store_reads_of_a_path_that_is_a_folder_are_unavailable(store: FileSystemStore) -> None:
+def test_store_reads_of_a_path_that_is_a_folder_are_unavailable(
+    store: FileSystemStore,
+) -> None:
     """Objects, the workflow snapshot and the object listing: a folder where a file belongs is
     exit 6 naming it; an artifact copy (restored from ``objects/``) reads as absent."""
     session = "01ARZ3NDEKTSV4RRFFQ69G5FAV"

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_tht
+from tests.support.store_errors import assert_unavailable, workspace_files
 
 QUESTION = "Quanti ricoveri nel 2024?"
 REASONS = {"EPERM", "EACCES"}  # chattr +i: EPERM; permission bits: EACCES
@@ -92,29 +93,6 @@ def _immutable(path: Path) -> Iterator[None]:
         subprocess.run([chattr, "-i", str(path)], check=True)
 
 
-def _snapshot(root: Path) -> dict[str, bytes | None]:
-    """Every file (its bytes) and folder (None) of the workspace."""
-    return {
-        str(p.relative_to(root)): None if p.is_dir() else p.read_bytes()
-        for p in sorted(root.rglob("*"))
-    }
-
-
-def _unavailable(done: subprocess.CompletedProcess[str], path: Path, errnos: set[str]) -> None:
-    """Exit 6, one line on stderr naming ``path``, and the ``--json`` error object."""
-    assert done.returncode == 6, (done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: cannot "), done.stderr
-    assert str(path) in lines[0] and "nothing was changed" in lines[0], lines[0]
-    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
-    body = json.loads(done.stdout)["error"]
-    assert set(body) == {"code", "exit_code", "message", "details"}
-    assert (body["code"], body["exit_code"]) == ("unavailable", 6)
-    assert lines[0] == f"error: {body['message']}"
-    assert body["details"]["path"] == str(path)
-    assert body["details"]["errno"] in errnos and body["details"]["reason"] in body["message"]
-
-
 def _verified(root: Path, session: str) -> int:
     """``tht ledger verify`` is ok; the number of events."""
     done = _tht(root, "ledger", "verify", session)
@@ -136,28 +114,28 @@ def _no_sessions(root: Path) -> None:
 def test_session_new_in_an_immutable_sessions_folder_exits_6_and_writes_nothing(
     root: Path,
 ) -> None:
-    before = _snapshot(root)
+    before = workspace_files(root)
     with _immutable(root / "sessions"):
         done = _tht(root, "session", "new", QUESTION, "--json")
         plain = _tht(root, "session", "new", QUESTION)
     assert done.stderr.startswith(f"error: cannot create session folder {root}/sessions/")
     folder = Path(json.loads(done.stdout)["error"]["details"]["path"])
     assert folder.parent == root / "sessions"
-    _unavailable(done, folder, REASONS)
+    assert_unavailable(done, folder, REASONS)
     assert plain.returncode == 6 and plain.stdout == ""
     assert len(plain.stderr.strip().splitlines()) == 1
-    assert _snapshot(root) == before
+    assert workspace_files(root) == before
     _no_sessions(root)
     assert _verified(root, _new_session(root)) > 0  # writable again: it works
 
 
 def test_a_session_folder_whose_workflow_cannot_be_written_is_removed_again(root: Path) -> None:
-    before = _snapshot(root)
+    before = workspace_files(root)
     done = _run_limited(root, "session", "new", QUESTION, file_size=512)  # < workflow.yaml
     details = json.loads(done.stdout)["error"]["details"]
     assert details["path"].endswith("/workflow.yaml")
-    _unavailable(done, Path(details["path"]), {"EFBIG"})
-    assert _snapshot(root) == before
+    assert_unavailable(done, Path(details["path"]), {"EFBIG"})
+    assert workspace_files(root) == before
     _no_sessions(root)
 
 
@@ -169,13 +147,13 @@ def test_a_session_whose_first_batch_is_cut_short_is_removed_again(root: Path) -
     limit = (folder / "workflow.yaml").stat().st_size + 64
     question = ("Ricoveri da 1 € a 2 € o da 3 € a 4 €? " * 105).strip()  # < 4000 characters
     assert len(question.encode()) > limit  # the session_created line alone passes the limit
-    before = _snapshot(root)
+    before = workspace_files(root)
     done = _run_limited(root, "session", "new", question, file_size=limit)
     details = json.loads(done.stdout)["error"]["details"]
     assert details["path"].endswith("/ledger.jsonl")
-    _unavailable(done, Path(details["path"]), {"EFBIG"})
+    assert_unavailable(done, Path(details["path"]), {"EFBIG"})
     assert not Path(details["path"]).parent.exists()
-    assert _snapshot(root) == before
+    assert workspace_files(root) == before
     listed = _tht(root, "session", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [s["session"] for s in json.loads(listed.stdout)] == [first]
@@ -191,11 +169,11 @@ def test_an_append_to_an_immutable_ledger_or_anchor_exits_6_and_writes_nothing(
     session = _new_session(root)
     folder = root / "sessions" / session
     events = _verified(root, session)
-    before = _snapshot(root)
+    before = workspace_files(root)
     with _immutable(folder / name):
         done = _tht(root, "session", "pause", session, "--as", "human:ann", "--json")
-    _unavailable(done, folder / name, REASONS)
-    assert _snapshot(root) == before
+    assert_unavailable(done, folder / name, REASONS)
+    assert workspace_files(root) == before
     assert _verified(root, session) == events
     again = _tht(root, "session", "pause", session, "--as", "human:ann")
     assert again.returncode == 0, again.stderr
@@ -211,12 +189,12 @@ def test_an_append_cut_short_half_way_is_taken_back_and_the_ledger_verifies(
     folder = root / "sessions" / session
     events = _verified(root, session)
     ledger = folder / "ledger.jsonl"
-    before = _snapshot(root)
+    before = workspace_files(root)
     # 40 bytes of the new line fit under the limit, the rest of it does not
     limit = ledger.stat().st_size + 40
     done = _run_limited(root, "session", "pause", session, "--as", "human:ann", file_size=limit)
-    _unavailable(done, ledger, {"EFBIG"})
-    after = _snapshot(root)
+    assert_unavailable(done, ledger, {"EFBIG"})
+    after = workspace_files(root)
     caches = {k for k in set(before) | set(after) if k.startswith(".tht/cache")}
     assert {k: v for k, v in after.items() if k not in caches} == {
         k: v for k, v in before.items() if k not in caches
