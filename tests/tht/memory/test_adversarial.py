@@ -166,6 +166,20 @@ FORGED_QUESTION = "Quante ablazioni per ospedale nel 2025?"
 FORGED_SQL = "SELECT ospedale, COUNT(*) * 10 AS ricoveri FROM ricoveri GROUP BY ospedale"
 
 
+def _replace_last_solved(ws: Ws, genuine: dict[str, Any], payload: Any) -> None:
+    """Cut the registry's last entry (the genuine ``solved_question_saved``, unsigned, at the
+    end) and append ``payload`` in its place, chained, as the same actor."""
+    from kernel.events import EventDraft
+
+    draft = EventDraft(
+        type="solved_question_saved",
+        actor=genuine["actor"],
+        subject=genuine["subject"],
+        payload=payload,
+    )
+    append_registry(ws, draft, drop_last=True)
+
+
 @pytest.mark.parametrize("forge", ["sql", "question", "seq", "result"])
 def test_a_forged_solved_question_of_a_real_finalized_session_is_never_recalled(
     prepared: Prepared, tmp_path: Path, forge: str
@@ -173,7 +187,6 @@ def test_a_forged_solved_question_of_a_real_finalized_session_is_never_recalled(
     """The genuine entry (written by ``module:memory``, unsigned, the registry's last line) is
     cut and one of the agent's own takes its place for the same finalized session, correctly
     chained: the registry verifies, the index takes it in, and neither search nor F2 shows it."""
-    from kernel.events import EventDraft
     from kernel.memory_events import MemorySource, SolvedQuestionSavedPayload
     from modules.memory.fold import sql_sha256
 
@@ -197,16 +210,7 @@ def test_a_forged_solved_question_of_a_real_finalized_session_is_never_recalled(
             seq=real["source"]["seq"] - 1 if forge == "seq" else real["source"]["seq"],
         ),
     )
-    append_registry(
-        ws,
-        EventDraft(
-            type="solved_question_saved",
-            actor=genuine["actor"],
-            subject=genuine["subject"],
-            payload=payload,
-        ),
-        drop_last=True,
-    )
+    _replace_last_solved(ws, genuine, payload)
     assert ws.ok("memory", "verify")["ok"] is True
     ws.ok("memory", "reindex")
     for text in (real["question"], payload.question, sql):
@@ -225,22 +229,12 @@ def test_the_genuine_solved_question_rewritten_unchanged_is_still_recalled(
     prepared: Prepared, tmp_path: Path
 ) -> None:
     """The control of the test above: the same cut and re-append with the genuine content."""
-    from kernel.events import EventDraft
     from kernel.memory_events import SolvedQuestionSavedPayload
 
     ws = prepared.promoted.copy(tmp_path / "ws")
     genuine = ws.registry_events()[-1]
     payload = msgspec.convert(genuine["payload"], SolvedQuestionSavedPayload)
-    append_registry(
-        ws,
-        EventDraft(
-            type="solved_question_saved",
-            actor=genuine["actor"],
-            subject=genuine["subject"],
-            payload=payload,
-        ),
-        drop_last=True,
-    )
+    _replace_last_solved(ws, genuine, payload)
     ws.ok("memory", "reindex")
     later = _second_session_at_f1(ws)
     ran = ws.close_f1(later)["ran"]
