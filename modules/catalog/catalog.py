@@ -137,7 +137,7 @@ class Catalog:
         report = self.caps.ledger.verify()
         events = [e for e in report.decoded if e is not None]
         problems = list(report.problems)
-        problems += self._signature_problems(events)
+        problems += self.signature_problems(events)
         state = fold_catalog(events, self.load_snapshot)
         if not report.problems:
             self._write_cache(state)
@@ -205,12 +205,18 @@ class Catalog:
                 )
             if report.ok:
                 self._write_cache(state)
-        problems += self._signature_problems(events)
+        problems += self.signature_problems(events)
         return VerifyReport(
-            ok=not problems, events=report.events, head=report.head, problems=problems
+            ok=not problems,
+            events=report.events,
+            head=report.head,
+            problems=problems,
+            decoded=report.decoded,
         )
 
-    def _signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
+    def signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
+        """The signature rule over ``events`` (kernel.replay.signature_problems): what verify
+        reports, and what a repair's cut must not leave behind."""
         return [
             Problem("signature", reason, seq=seq)
             for seq, reason in signature_problems(events, self.caps.human_check, ledger="catalog")

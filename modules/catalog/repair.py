@@ -36,6 +36,19 @@ def repair_catalog(
             "the catalog ledger's first line fails verification: it cannot be repaired; move "
             "catalog/ aside and sync again"
         )
+    if cut_seq is not None:
+        # what the cut keeps must verify too: cutting the line where signed mode began (the
+        # reviewer registry's record) leaves the unsigned human entries before it unwitnessed,
+        # so they go to quarantine with the damage instead of failing the repair after its cut
+        kept = [e for e in before.decoded if e is not None and e.seq < cut_seq]
+        unwitnessed = [p.seq for p in catalog.signature_problems(kept) if p.seq is not None]
+        if unwitnessed:
+            cut_seq = min(cut_seq, *unwitnessed)
+            if cut_seq <= 1:
+                raise IntegrityError(
+                    "the catalog ledger's first line would have to go: it cannot be repaired; "
+                    "move catalog/ aside and sync again"
+                )
     ledger = catalog.caps.ledger
     ledger.close()
     done = ledger.repair(cut_seq=cut_seq)

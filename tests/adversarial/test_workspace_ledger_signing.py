@@ -437,3 +437,36 @@ def test_through_the_cli_moving_the_registry_aside_forges_no_catalog_or_memory_d
     )
     assert restored.returncode == 7, restored.stderr
     assert (ws / "catalog" / "ledger.jsonl").read_bytes() == before
+
+
+def test_a_repair_that_cuts_where_signing_began_quarantines_the_unwitnessed_entries_too(
+    tmp_path: Path,
+) -> None:
+    """Two unsigned human entries from before signing began, a sync between them; the registry
+    records the second. A line between them is damaged: the cut there would leave the first
+    one unwitnessed (its recorded successor gone), so the repair cuts from it, in one run, and
+    records the repair; the catalog verifies after it."""
+    store = MemoryStore()
+    db = shop()
+    catalog = _synced(store, db)
+    ledger = store.workspace_ledger("catalog")
+    first = _forge(ledger, _delete(catalog))
+    db.add("suppliers", "id:INTEGER:pk", "name:TEXT")
+    run_sync(catalog)
+    state = catalog.load_for_write().state
+    recorded = _forge(ledger, [plan_restore(state, CUSTOMER, reason="a real join", actor=ANN)])
+    catalog = _checked(catalog, _registry_check(tmp_path, store, recorded=True))
+    assert catalog.verify().ok
+    damaged_seq = first + 1
+    assert damaged_seq < recorded
+    damaged = ev.decode_event(ledger.lines[damaged_seq - 1])
+    ledger.lines[damaged_seq - 1] = ledger.lines[damaged_seq - 1].replace(
+        damaged.prev.encode(), b"0" * 64
+    )
+    before, repaired = repair_catalog(catalog, actor=ANN, reason="a damaged line")
+    assert not before.ok
+    events = ledger.read().events
+    assert [ev.info_of(e).type for e in events[first - 1 :]] == ["ledger_repaired"]
+    assert events[-1].sig is not None
+    assert catalog.verify().ok
+    assert repaired.state.logical[CUSTOMER].state == "active"  # the deletion went with the cut
