@@ -126,7 +126,8 @@ class WorkflowKernel:
     @property
     def trust(self) -> Trust:
         """What the kernel trusts; built on first use (reading and verifying the reviewer
-        registry costs a signature check: ``status`` from its cache never pays it)."""
+        registry costs a signature check). A display asks whether the workspace is signed; the
+        composition root answers that without the signature stack when there is no registry."""
         if not isinstance(self._trust, Trust):
             self._trust = self._trust()
         return self._trust

@@ -336,6 +336,18 @@ def _signed_setting(workspace: Workspace) -> bool:
     return re.search(r"(?m)^human_decisions:\s*['\"]?signed\b", text) is not None
 
 
+def _has_registry(workspace: Workspace) -> bool:
+    """Whether a reviewer registry may exist, read without importing it: a non-empty
+    ``reviewers/ledger.jsonl`` (``ReviewerRegistry.exists`` then decides); a file that cannot
+    be looked at counts as one (the registry then reports it)."""
+    try:
+        return (workspace.reviewers_dir / "ledger.jsonl").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 def trust_of(workspace: Workspace, unlock: Callable[[str], ReviewerSigner] | None = None) -> Trust:
     """Signed mode and the signature check, from the reviewer registry (a ledger verified on
     every use) and workspace.yaml. A registry that does not verify trusts nobody: every signed
@@ -344,11 +356,15 @@ def trust_of(workspace: Workspace, unlock: Callable[[str], ReviewerSigner] | Non
     ``unlock``: how a reviewer's key is unlocked (default: the passphrase at the controlling
     terminal); the web UI passes the key its signed-in reviewer unlocked for that browser
     session."""
+    signed = _signed_setting(workspace)
+    unlocker = unlock or _unlocker(None)
+    if not _has_registry(workspace):
+        # an unsigned workspace's `tht session status` builds this too (is it signed?): no
+        # registry, no signature stack to import (cryptography costs ~20 ms)
+        return Trust(signed=signed, unlock=unlocker if signed else None)
     from kernel.reviewer_registry import ReviewerRegistry
 
     registry = ReviewerRegistry(workspace.reviewers_dir)
-    signed = _signed_setting(workspace)
-    unlocker = unlock or _unlocker(None)
     if not registry.exists():
         return Trust(signed=signed, unlock=unlocker if signed else None)
     report = registry.verify()
