@@ -19,9 +19,12 @@ same run): ``EVIDENCE_BENCH_FRAGMENTS`` (default 10,000) synthetic fragments in 
 384-dimensional vectors (hashing embedder, so the model's time is not what is measured; query
 vectors are computed once beforehand). Search path = ``search_evidence``: the fail-closed checks
 (generation record, encoders, collection layout, point count) + BM25 query encoding + the hybrid
-query (``query_hybrid``, filtered by generation, purpose and ``metadata.db``) + grouping per unit.
-Bare = ``query_hybrid`` with the same vectors and filter. Both Qdrant Edge and qdrant-client's
-local mode.
+query (``query_hybrid``, filtered by generation, purpose and ``metadata.db``) + every returned
+point checked against the record's fragment digests + grouping per unit; the signed-mode column
+also verifies the record's approval (a reviewer's signature over the record, which holds the
+digest table's SHA-256,
+checked against a real reviewer registry: modules/evidence/approval.py). Bare = ``query_hybrid``
+with the same vectors and filter. Both Qdrant Edge and qdrant-client's local mode.
 
 Environment: ``EVIDENCE_BENCH_UNITS`` limits the indexing corpus (default: all units),
 ``EVIDENCE_BENCH_FRAGMENTS`` the query corpus, ``EVIDENCE_BENCH_QUERIES`` (default 200).
@@ -29,6 +32,7 @@ Environment: ``EVIDENCE_BENCH_UNITS`` limits the indexing corpus (default: all u
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -255,6 +259,7 @@ def query() -> None:
     from kernel.vectors.hashing_embedder import HashingEmbedder
     from kernel.vectors.qdrant_server import QdrantServerVectorStore
     from kernel.workspace import init_workspace
+    from modules.evidence.approval import write_digests
     from modules.evidence.generations import (
         GenerationRecord,
         GenerationState,
@@ -262,6 +267,7 @@ def query() -> None:
     )
     from modules.evidence.index import (
         collection_spec,
+        fragment_digests,
         fragments_of,
         write_completion_marker,
         write_generation,
@@ -310,26 +316,30 @@ def query() -> None:
             generation = "g1-bench"
             write_generation(store, _Precomputed(), bm25, items, generation)
             write_completion_marker(store, generation, 384, len(items))
-            save_generation_state(
-                ws.state_dir / "evidence",
-                GenerationState(
-                    last_number=1,
-                    active=GenerationRecord(
-                        id=generation,
-                        number=1,
-                        created_at="2026-01-01T00:00:00Z",
-                        fingerprint="bench",
-                        embedder=embedder.identity,
-                        dense_size=384,
-                        bm25=bm25.identity,
-                        units=len(units),
-                        fragments=len(items),
-                    ),
+            record = GenerationRecord(
+                id=generation,
+                number=1,
+                created_at="2026-01-01T00:00:00Z",
+                fingerprint="bench",
+                embedder=embedder.identity,
+                dense_size=384,
+                bm25=bm25.identity,
+                units=len(units),
+                fragments=len(items),
+                # every returned point is checked against the generation's digest table
+                digests=write_digests(
+                    ws.state_dir / "evidence", generation, fragment_digests(items, generation)
                 ),
             )
-            caps = _caps(ws, lambda store=store: store, _Precomputed(), bm25)
+            signed_record, check = _approved(record, Path(tmp) / f"{name}-reviewers")
+            state_dir = ws.state_dir / "evidence"
+            unsigned_caps = _caps(ws, lambda store=store: store, _Precomputed(), bm25)
+            signed_caps = dataclasses.replace(
+                unsigned_caps, approval_required=True, check_signature=check
+            )
             bare: list[float] = []
             path: list[float] = []
+            signed_path: list[float] = []
             # qdrant-client's local mode is brute force (about a second a query at 10k points)
             sample = questions if name == "edge" else questions[:LOCAL_MODE_QUERIES]
             for i, q in enumerate(sample):
@@ -347,16 +357,46 @@ def query() -> None:
                     idf_corpus=VectorFilter(kind="evidence", match={"generation": generation}),
                 )
                 bare.append(time.perf_counter() - t0)
-                t1 = time.perf_counter()
-                outcome = search_evidence(caps, q, purpose="schema_linking", where=where_meta)
-                path.append(time.perf_counter() - t1)
-                assert outcome.status == "available", outcome.warning
+                for signed, caps, times in (
+                    (False, unsigned_caps, path),
+                    (True, signed_caps, signed_path),
+                ):
+                    save_generation_state(
+                        state_dir,
+                        GenerationState(last_number=1, active=signed_record if signed else record),
+                    )
+                    t1 = time.perf_counter()
+                    outcome = search_evidence(caps, q, purpose="schema_linking", where=where_meta)
+                    times.append(time.perf_counter() - t1)
+                    assert outcome.status == "available", outcome.warning
             store.close()
             w(
                 f"  {name:<20} ({len(sample)} queries) bare query_hybrid p50 {_p50(bare):7.2f} ms"
                 " | search path p50 "
-                f"{_p50(path):7.2f} ms | ratio {_p50(path) / _p50(bare):.2f} (target <= 2)\n"
+                f"{_p50(path):7.2f} ms | ratio {_p50(path) / _p50(bare):.2f} (target <= 2)"
+                f" | signed mode p50 {_p50(signed_path):7.2f} ms | ratio "
+                f"{_p50(signed_path) / _p50(bare):.2f}\n"
             )
+
+
+def _approved(record: Any, registry_dir: Path) -> tuple[Any, Any]:
+    """``record`` approved by a reviewer of a real registry, and the registry's check (what a
+    signed workspace's search verifies: modules/evidence/approval.py)."""
+    import msgspec
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from kernel.clock import FixedClock
+    from kernel.reviewer_registry import ReviewerRegistry
+    from kernel.signing import SigningKey
+    from modules.evidence.approval import GenerationApproval, approval_message
+
+    key = SigningKey("human:bench", Ed25519PrivateKey.from_private_bytes(bytes([3]) * 32))
+    registry = ReviewerRegistry(registry_dir)
+    registry.add_reviewer(key, by=None, clock=FixedClock())
+    at = "2026-01-01T00:00:00Z"
+    sig = key.sign(approval_message(record, key.reviewer, at))
+    approval = GenerationApproval(reviewer=key.reviewer, approved_at=at, sig=sig)
+    return msgspec.structs.replace(record, approval=approval), registry.state().signature_valid
 
 
 def main() -> None:

@@ -190,7 +190,7 @@ class Demo:
         )
         print("(golden/demo/evidence/procedure.md and eval.yaml copied into the workspace)")
         self.tht("evidence", "prepare")
-        self.tht("evidence", "publish")
+        self.tht("evidence", "publish", "--as", REVIEWER)
         created = self.tht("session", "new", QUESTION, show=False, json_out=True)
         session = created["session"]
         print(

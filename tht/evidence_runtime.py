@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from kernel.clock import Clock
+    from kernel.trust import ReviewerSigner, Trust
     from kernel.vectors.bm25 import Bm25Encoder
     from kernel.vectors.embedder import Embedder
     from kernel.vectors.store import VectorStore
@@ -120,8 +121,18 @@ class EvidenceRuntime:
 
         return ModelRestructurer(chat=chat, describe=f"profile {profile.id}")
 
+    def trust(self) -> Trust:
+        """The workspace's trust (signed mode, the reviewer registry's signature check), read
+        once per command: a signed workspace's generations need a reviewer's approval."""
+        from tht.composition import trust_of
+
+        return self._once("trust", lambda: trust_of(self.workspace))
+
     def capabilities(
-        self, progress: Callable[[str, int, int], None] | None = None
+        self,
+        progress: Callable[[str, int, int], None] | None = None,
+        *,
+        approver: ReviewerSigner | None = None,
     ) -> EvidenceCapabilities:
         from modules.evidence.capabilities import EvidenceCapabilities, EvidenceSettings
         from modules.evidence.fusion import fusion_settings
@@ -153,6 +164,9 @@ class EvidenceRuntime:
             bm25=self.bm25,
             restructurer=self.restructurer,
             progress=progress,
+            approval_required=self.trust().signed,
+            check_signature=self.trust().check_signature,
+            approver=approver,
             **extra,
         )
 
@@ -164,6 +178,28 @@ class EvidenceRuntime:
         except GenerationStateError as err:
             return {"id": None, "error": str(err)}
         return state.active.to_json() if state.active is not None else None
+
+    def approval_problem(self) -> str | None:
+        """Why the active generation would be refused in this signed workspace (no reviewer's
+        approval, or one that does not verify); None when there is none to refuse or the
+        workspace is unsigned."""
+        from modules.evidence.approval import ApprovalProblem, check_approval
+        from modules.evidence.generations import GenerationStateError, load_generation_state
+
+        trust = self.trust()
+        if not trust.signed:
+            return None
+        try:
+            active = load_generation_state(self.paths.state_dir).active
+        except GenerationStateError:
+            return None  # reported as unreadable by the caller
+        if active is None:
+            return None
+        try:
+            check_approval(active, trust.check_signature)
+        except ApprovalProblem as err:
+            return err.message
+        return None
 
     def close(self) -> None:
         for name in ("store", "embedder"):

@@ -18,7 +18,9 @@ from modules.evidence.catalog import EvidencePaths
 from modules.evidence.fusion import DEFAULT_FUSION, FusionSettings
 
 if TYPE_CHECKING:
+    from kernel.trust import ReviewerSigner
     from kernel.vectors import Embedder, SparseVector, VectorStore
+    from modules.evidence.approval import SignatureCheck
     from modules.evidence.preparation import Restructurer
 
 __all__ = ["EvidenceCapabilities", "EvidenceSettings", "SparseEncoder"]
@@ -60,6 +62,13 @@ class EvidenceCapabilities:
     # a nonce for generation ids (generations.new_generation_id): random unless the composition
     # root runs deterministically (THT_CLOCK / THT_SEED)
     nonce: Callable[[], str] = lambda: uuid.uuid4().hex
+    # signed mode (ARCHITECTURE §3.9, modules/evidence/approval.py): a generation is activated
+    # only with a reviewer's approval, and searched only while that approval verifies
+    approval_required: bool = False
+    # the reviewer registry's check of a signature over raw bytes (None: no registry verifies)
+    check_signature: SignatureCheck | None = None
+    # publish in signed mode: the approving reviewer's unlocked key (unlocked before the build)
+    approver: ReviewerSigner | None = None
 
     def report(self, stage: str, done: int, total: int) -> None:
         if self.progress is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from kernel.atomic import atomic_write
+from modules.evidence.approval import GenerationApproval
 
 __all__ = [
     "GENERATIONS_FILE",
@@ -52,9 +53,19 @@ class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
     # its vocabulary table (modules/evidence/vocabulary.py): {"words": n, "sha256": hex} of the
     # file vocabulary/<id>.npz; None when vocabulary alignment was off or not yet recorded
     vocabulary: dict[str, Any] | None = None
+    # its digest table (modules/evidence/approval.py): {"fragments": n, "sha256": hex} of the
+    # file digests/<id>.bin, every point's SHA-256 — what the index must hold; None in records
+    # written before digest tables were
+    digests: dict[str, Any] | None = None
+    # a reviewer's signature over the rest of the record: required in signed mode
+    approval: GenerationApproval | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        """The record as commands show it (the approval only when there is one)."""
+        body: dict[str, Any] = msgspec.to_builtins(self)
+        if self.approval is None:
+            body.pop("approval", None)
+        return body
 
 
 class GenerationState(msgspec.Struct, frozen=True, kw_only=True):

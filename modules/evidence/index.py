@@ -29,6 +29,7 @@ from modules.evidence.units import EvidenceUnit, render_unit
 
 if TYPE_CHECKING:
     from kernel.vectors import CollectionSpec, Embedder, VectorPoint, VectorStore
+    from modules.evidence.approval import DigestTable
     from modules.evidence.capabilities import SparseEncoder
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "IndexedFragment",
     "collection_spec",
     "fingerprint",
+    "fragment_digests",
     "fragments_of",
     "write_completion_marker",
     "write_generation",
@@ -73,6 +75,14 @@ def fingerprint(
     for unit in sorted(units, key=lambda u: u.id):
         digest.update(render_unit(unit).encode("utf-8") + b"\0")
     return digest.hexdigest()
+
+
+def fragment_digests(items: Sequence[IndexedFragment], generation: str) -> DigestTable:
+    """Each fragment point's digest (approval.point_digest), by fragment id: the statement of
+    what the generation's index holds."""
+    from modules.evidence.approval import DigestTable, point_digest
+
+    return DigestTable.build({i.fragment.id: point_digest(_payload(i, generation)) for i in items})
 
 
 def _payload(item: IndexedFragment, generation: str) -> dict[str, object]:

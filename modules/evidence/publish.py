@@ -2,15 +2,19 @@
 
 1. reconcile units, sources and manifest (the reconciled manifest is recorded); blocked units —
    any review item — are not published, and are listed;
-2. if nothing changed since the active generation (same fingerprint, same fusion) nothing is
-   built;
+2. if nothing changed since the active generation (same fingerprint, same fusion) and, in
+   signed mode, a reviewer's approval of it verifies, nothing is built;
 3. stage: ensure the collection (creating it, or adding the ``bm25`` vector to a dense-only one
    without losing its data: the Additive BM25 upgrade), then write every fragment as a point of a
    new generation id — invisible to searches, which filter on the active id;
 4. evaluate the candidate on ``evidence/eval.yaml`` (none: publish with a warning);
    the last point written is the generation's completion marker;
-5. activate only if it passes: the generation record is replaced atomically, then the points of
-   every other generation are deleted. A failing candidate is deleted and nothing changes.
+5. activate only if it passes: the record lists every fragment point's digest and, in signed
+   mode, carries the approving reviewer's signature over the rest of it (checked against the
+   reviewer registry before activation: modules/evidence/approval.py; without a reviewer, a
+   signed workspace refuses to publish before anything is read); it is replaced atomically,
+   then the points of every other generation are deleted. A failing candidate is deleted and
+   nothing changes.
 
 The whole run holds an exclusive, non-blocking ``flock`` on ``.tht/evidence/publish.lock``
 (:func:`publish_lock`): a second concurrent publish fails at once with exit 4 and changes
@@ -27,6 +31,17 @@ from typing import TYPE_CHECKING
 
 from kernel.errors import PolicyError
 from kernel.process_lock import process_lock
+from modules.evidence.approval import (
+    ApprovalProblem,
+    GenerationApproval,
+    approval_message,
+    check_approval,
+    check_points,
+    digests_path,
+    load_digests,
+    prune_digests,
+    write_digests,
+)
 from modules.evidence.capabilities import EvidenceCapabilities
 from modules.evidence.catalog import load_evidence
 from modules.evidence.eval_set import EvalCase, load_eval_set
@@ -42,6 +57,7 @@ from modules.evidence.generations import (
 from modules.evidence.index import (
     collection_spec,
     fingerprint,
+    fragment_digests,
     fragments_of,
     write_completion_marker,
     write_generation,
@@ -114,6 +130,11 @@ def publish(caps: EvidenceCapabilities, *, lock: bool = True) -> PublishReport:
 def _publish(caps: EvidenceCapabilities) -> PublishReport:
     from kernel.vectors import VectorFilter
 
+    if caps.approval_required and caps.approver is None:
+        raise PolicyError(
+            "signed mode: a generation goes live only with a reviewer's approval; a reviewer "
+            "publishes it (`tht evidence publish --as human:<id>`); nothing was changed"
+        )
     paths, settings = caps.paths, caps.settings
     loaded = load_evidence(paths, max_chunk_chars=settings.max_chunk_chars)
     state = loaded.state
@@ -156,6 +177,7 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         active is not None
         and active.fingerprint == print_
         and active.fusion == fusion
+        and _approved(caps, active)
         and _intact(caps, active)
     ):
         return PublishReport("unchanged", active, blocked, tuple(warnings), None)
@@ -193,6 +215,7 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
                 f"top 10: {shown}); the active generation is unchanged",
                 details={"evaluation": report.to_json(), "generation": generation},
             )
+    digests = write_digests(paths.state_dir, generation, fragment_digests(items, generation))
     record = GenerationRecord(
         id=generation,
         number=number,
@@ -207,12 +230,21 @@ def _publish(caps: EvidenceCapabilities) -> PublishReport:
         fusion=fusion,
         languages=languages,
         vocabulary=None if vocabulary is None else vocabulary[1],
+        digests=digests,
     )
+    if caps.approver is not None:
+        try:
+            record = _approve(caps, record)
+        except PolicyError:
+            store.delete(VectorFilter(kind="evidence", match={"generation": generation}))
+            digests_path(paths.state_dir, generation).unlink(missing_ok=True)
+            raise
     save_generation_state(paths.state_dir, GenerationState(last_number=number, active=record))
     store.delete(VectorFilter(kind="evidence", exclude={"generation": generation}))
     from modules.evidence.vocabulary import prune_vocabularies
 
     prune_vocabularies(paths.state_dir, keep=generation)  # a crashed publish's table too
+    prune_digests(paths.state_dir, keep=generation)
     return PublishReport("activated", record, blocked, tuple(warnings), report)
 
 
@@ -234,6 +266,39 @@ def _write_vocabulary(
     return table, {"words": len(table.words), "sha256": digest}
 
 
+def _approved(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
+    """Whether ``active`` may stay as it is: unsigned mode, or an approval that verifies."""
+    if not caps.approval_required:
+        return True
+    try:
+        check_approval(active, caps.check_signature)
+    except ApprovalProblem:
+        return False
+    return True
+
+
+def _approve(caps: EvidenceCapabilities, record: GenerationRecord) -> GenerationRecord:
+    """``record`` signed by the approving reviewer, checked as every search will check it: a
+    key the registry does not trust (revoked, unknown) is refused here, before activation."""
+    import msgspec
+
+    approver = caps.approver
+    assert approver is not None
+    approved_at = caps.clock().isoformat().replace("+00:00", "Z")
+    sig = approver.sign(approval_message(record, approver.reviewer, approved_at))
+    approval = GenerationApproval(reviewer=approver.reviewer, approved_at=approved_at, sig=sig)
+    signed = msgspec.structs.replace(record, approval=approval)
+    if caps.approval_required:
+        try:
+            check_approval(signed, caps.check_signature)
+        except ApprovalProblem as err:
+            raise PolicyError(
+                f"{approver.reviewer}'s key cannot approve evidence: the reviewer registry does "
+                f"not trust it now ({err.message}); the active generation is unchanged"
+            ) from None
+    return signed
+
+
 def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
     from kernel.errors import UnavailableError
     from kernel.vectors import VectorFilter
@@ -246,11 +311,46 @@ def _intact(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
         return False
     if found != active.fragments + 1:  # the fragments and the completion marker
         return False
+    if not _points_recorded(caps, active):
+        return False
     if active.vocabulary is None:
         return True
     from modules.evidence.vocabulary import recorded_vocabulary
 
     return recorded_vocabulary(caps.paths.state_dir, active) is not None
+
+
+def _points_recorded(caps: EvidenceCapabilities, active: GenerationRecord) -> bool:
+    """Whether every fragment point of ``active`` is the one its digest table lists (a point
+    rewritten in the vector store makes a republish rebuild, not answer ``unchanged``); a
+    record without a table (written before tables were) is rebuilt once, which records one."""
+    from kernel.errors import UnavailableError
+    from kernel.vectors import VectorFilter
+
+    try:
+        table = load_digests(caps.paths.state_dir, active)
+    except ApprovalProblem:
+        return False
+    if table is None or table.rows != active.fragments:
+        return False
+    probe = [1.0] + [0.0] * (active.dense_size - 1)  # any vector: every point is returned
+    try:
+        hits = caps.vector_store().query_dense(
+            dense=probe,
+            where=VectorFilter(kind="evidence", match={"generation": active.id}),
+            limit=active.fragments + 1,
+        )
+    except UnavailableError:
+        return False
+    payloads = [h.payload for h in hits if "marker" not in h.payload]
+    ids = {str(p.get("fragment_id", "")) for p in payloads}
+    if len(payloads) != active.fragments or len(ids) != active.fragments:
+        return False
+    try:
+        check_points(active, table, payloads)
+    except ApprovalProblem:
+        return False
+    return True
 
 
 def _summary(report: EvaluationReport | None) -> dict[str, object] | None:

@@ -11,7 +11,7 @@ units with equal scores order by unit id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -152,10 +152,13 @@ def rank_units(
     rrf_k: int = 60,
     prefetch_limit: int = 50,
     fusion: FusionSettings | None = None,
+    check_points: Callable[[list[Mapping[str, object]]], None] | None = None,
 ) -> list[RankedUnit]:
     """The top ``limit`` units for one query (raises ``VectorStoreError`` when unavailable).
 
     ``hybrid`` fuses with ``fusion`` (None: plain RRF with ``rrf_k``, the former behaviour).
+    ``check_points`` is given every returned point's payload first (a search checks them
+    against the generation's record: modules/evidence/approval.py) and raises to refuse them.
     """
     from kernel.vectors import VectorFilter
 
@@ -182,6 +185,8 @@ def rank_units(
         hits = store.query_sparse(
             sparse=vectors.sparse, where=where, limit=fetch, idf_corpus=corpus
         )
+    if check_points is not None:
+        check_points([h.payload for h in hits])
     return group_units(hits, limit)
 
 

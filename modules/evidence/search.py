@@ -5,7 +5,9 @@ corrupt, incompatible or stale) returns no results and an explicit warning, and 
 cannot advance until a retry succeeds. Never an older generation, never another workspace's: the
 query is filtered by the active generation's unique id, and before querying the index is checked
 against the active generation's record (embedder, BM25 encoder, dense size) and must hold that
-generation's completion marker.
+generation's completion marker. In signed mode the record must carry a reviewer's approval that
+verifies (``unapproved`` otherwise), and in every mode each point a query returns must be one the
+record lists with that digest (``tampered`` otherwise): modules/evidence/approval.py.
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from kernel.errors import UnavailableError
+from modules.evidence.approval import (
+    ApprovalProblem,
+    check_approval,
+    check_points,
+    load_digests,
+)
 from modules.evidence.capabilities import EvidenceCapabilities
 from modules.evidence.generations import (
     GenerationRecord,
@@ -42,7 +50,8 @@ class SearchOutcome:
     generation: str | None
     results: tuple[RankedUnit, ...] = ()
     warning: str | None = None
-    reason: str | None = None  # unavailable: missing | corrupt | incompatible | stale | error
+    # unavailable: missing | corrupt | incompatible | stale | unapproved | tampered | error
+    reason: str | None = None
     query: str = ""
     purpose: str = ""
     where: dict[str, object] = field(default_factory=dict)
@@ -154,7 +163,10 @@ def search_evidence(
     try:
         active = check_active_generation(caps)
         generation = active.id
+        if caps.approval_required:
+            check_approval(active, caps.check_signature)
         _verify(caps, active)
+        table = load_digests(caps.paths.state_dir, active)
         vectors = embed_query(
             caps.embedder(),
             caps.bm25(),
@@ -173,8 +185,9 @@ def search_evidence(
             rrf_k=caps.settings.rrf_k,
             prefetch_limit=caps.settings.prefetch_limit,
             fusion=caps.settings.fusion,
+            check_points=lambda payloads: check_points(active, table, payloads),
         )
-    except _Unavailable as err:
+    except (_Unavailable, ApprovalProblem) as err:
         return SearchOutcome(
             status="unavailable",
             generation=generation,

@@ -267,7 +267,9 @@ def _check_vector_index(report: _Report, ws: Any) -> None:
     try:
         from tht.evidence_runtime import open_evidence
 
-        generation = open_evidence(ws.root).active_generation()
+        runtime = open_evidence(ws.root)
+        generation = runtime.active_generation()
+        unapproved = runtime.approval_problem() if generation is not None else None
     except ThtError as err:
         report.add("vector index", "fail", err.message, "fix workspace.yaml (evidence)")
         return
@@ -281,6 +283,14 @@ def _check_vector_index(report: _Report, ws: Any) -> None:
     elif generation.get("error"):
         report.add(
             "vector index", "warn", str(generation["error"]), "tht evidence publish", _INTEGRITY
+        )
+    elif unapproved is not None:
+        report.add(
+            "vector index",
+            "warn",
+            f"{unapproved}; evidence search and packs are unavailable",
+            "a reviewer: tht evidence publish --as human:ID",
+            _INTEGRITY,
         )
     else:
         report.add("vector index", "ok", f"active evidence generation {generation.get('id')}")

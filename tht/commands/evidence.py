@@ -6,11 +6,15 @@ its capabilities from :mod:`tht.evidence_runtime`, the composition root of the m
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tht.options import DebugOpt, JsonOpt, WorkspaceOpt, invocation
+from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
+
+if TYPE_CHECKING:
+    from kernel.trust import ReviewerSigner
+    from tht.evidence_runtime import EvidenceRuntime
 
 app = typer.Typer(
     name="evidence",
@@ -125,9 +129,11 @@ def _status_text(body: dict[str, object]) -> str:
     if sources["unreadable"]:
         lines.append("unreadable sources: " + ", ".join(sources["unreadable"]))
     generation = body.get("active_generation")
-    lines.append(
-        f"active generation: {generation['id'] if isinstance(generation, dict) else 'none'}"
-    )
+    line = f"active generation: {generation['id'] if isinstance(generation, dict) else 'none'}"
+    approval = generation.get("approval") if isinstance(generation, dict) else None
+    if isinstance(approval, dict):
+        line += f" (approved by {approval['reviewer']} at {approval['approved_at']})"
+    lines.append(line)
     return "\n".join(lines)
 
 
@@ -176,23 +182,28 @@ def resolve_cmd(
 
 @app.command("publish")
 def publish_cmd(
+    actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Build a candidate generation, run the evaluation set, activate it only if it passes."""
+    """Build a candidate generation, run the evaluation set, activate it only if it passes.
+
+    In signed mode this is a reviewer's approval (human-only, --as human:ID, passphrase at the
+    terminal): the generation goes live signed, and searches use it only while that verifies."""
     from tht.evidence_runtime import open_evidence, progress_reporter
 
     inv = invocation(workspace, json_, debug)
     runtime = open_evidence(inv.workspace)
     from modules.evidence.publish import publish, publish_lock
 
+    approver = _approver(runtime, actor)
     # one publish at a time per workspace: a second one exits 4 at once, changing nothing; the
     # lock spans opening and closing the vector store too
     with publish_lock(runtime.paths.state_dir):
         try:
             with progress_reporter(enabled=not inv.json, label="publishing") as progress:
-                caps = runtime.capabilities(progress)
+                caps = runtime.capabilities(progress, approver=approver)
                 report = publish(caps, lock=False)
         finally:
             runtime.close()
@@ -201,6 +212,8 @@ def publish_cmd(
     body = report.to_json()
     gen = report.generation
     human = f"{report.status}: generation {gen.id} ({gen.units} units, {gen.fragments} fragments)"
+    if gen.approval is not None:
+        human += f", approved by {gen.approval.reviewer}"
     if report.evaluation is not None:
         summary = report.evaluation.to_json()
         human += (
@@ -208,6 +221,40 @@ def publish_cmd(
             f"{summary['hit_at_5']} in the top 5"
         )
     inv.emit(body, human)
+
+
+def _approver(runtime: EvidenceRuntime, actor: str | None) -> ReviewerSigner | None:
+    """Signed mode: the approving reviewer's key, unlocked (passphrase at the controlling
+    terminal) before anything is built; a workspace that is not signed needs none (``--as`` is
+    then only checked)."""
+    from tht.commands._common import human_actor
+
+    trust = runtime.trust()
+    if actor is not None or trust.signed:  # given, or required: signed mode
+        who = human_actor(actor)
+        if trust.signed:
+            return _unlock(runtime, who)
+    return None
+
+
+def _unlock(runtime: EvidenceRuntime, who: str) -> ReviewerSigner:
+    """``who``'s key, unlocked at the terminal, refused unless the registry trusts it now."""
+    from kernel.errors import PolicyError
+
+    trust = runtime.trust()
+    if trust.unlock is None:
+        raise PolicyError("signed mode: no way to unlock a reviewer key here")
+    key = trust.unlock(who)
+    if key.reviewer != who:
+        raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {who}'s")
+    probe = b"tht evidence publish: is this key trusted now?"
+    now = runtime.clock.now().isoformat().replace("+00:00", "Z")
+    if trust.check_signature is None or not trust.check_signature(who, probe, key.sign(probe), now):
+        raise PolicyError(
+            f"{who}'s key cannot approve evidence: the reviewer registry does not trust it "
+            "(revoked, or not the registered key); nothing was changed"
+        )
+    return key
 
 
 @app.command("import-proposal")

@@ -35,6 +35,7 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     ("catalog", "verify", "--repair"),
     ("catalog", "describe", "--as"),  # a Description; `describe --propose` (no --as) is either
     ("catalog", "consolidate"),
+    ("evidence", "publish", "--as"),  # a reviewer's approval; plain `publish` is unsigned mode's
     ("store", "init"),
     ("store", "migrate"),
 )
@@ -66,7 +67,7 @@ RAW_HUMAN = re.compile(
     + _SEP
     + r"(?:add|delete|restore|reconstruct)|catalog"
     + _SEP
-    + r"(?:cleanup|consolidate)|describe[\s\S]*?--as|store"
+    + r"(?:cleanup|consolidate)|(?:describe|publish)[\s\S]*?--as|store"
     + _SEP
     + r"(?:init|migrate))(?![\w-])",
     re.I,

@@ -83,7 +83,7 @@ def _ranks(engines: Engines) -> list[tuple[str, int | None, int | None, float]]:
         where={"db": "triage"},
         limit=20,
     )
-    assert outcome.status == "available"
+    assert outcome.status == "available", outcome.warning
     return [(r.unit_id, r.dense_rank, r.bm25_rank, r.score) for r in outcome.results]
 
 
