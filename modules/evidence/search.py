@@ -6,8 +6,9 @@ cannot advance until a retry succeeds. Never an older generation, never another 
 query is filtered by the active generation's unique id, and before querying the index is checked
 against the active generation's record (embedder, BM25 encoder, dense size) and must hold that
 generation's completion marker. In signed mode the record must carry a reviewer's approval that
-verifies (``unapproved`` otherwise), and in every mode each point a query returns must be one the
-record lists with that digest (``tampered`` otherwise): modules/evidence/approval.py.
+verifies (``unapproved`` otherwise) and the index must hold exactly the record's points, and in
+every mode each point a query returns must be in the generation's digest table with that digest
+(``tampered`` otherwise): modules/evidence/approval.py.
 """
 
 from __future__ import annotations
@@ -123,6 +124,17 @@ def _verify(caps: EvidenceCapabilities, active: GenerationRecord) -> None:
             f"the evidence index does not hold the active generation {active.id} (an older, "
             "partial or foreign index): run `tht evidence publish`",
         )
+    if caps.approval_required:  # signed mode: every point the reviewer approved is there
+        # (a full count: ~4 ms at 10,000 fragments, so not in unsigned mode, where the agent
+        # could as well publish without the unit)
+        found = store.count(VectorFilter(kind="evidence", match={"generation": active.id}))
+        if found != active.fragments + 1:
+            raise _Unavailable(
+                "tampered",
+                f"the evidence index holds {found - 1} fragment point(s) of the active "
+                f"generation {active.id}; its record lists {active.fragments} (points were "
+                "deleted or added in the vector store): run `tht evidence publish` to rebuild it",
+            )
 
 
 def _vocabulary(

@@ -329,3 +329,22 @@ def test_the_digest_table_finds_every_fragment_and_nothing_else() -> None:
     assert table.get("evidence:u1#2") is None and table.get("") is None
     with pytest.raises(ValueError, match="whole number of rows"):
         DigestTable(table.data[:-1])
+
+
+def test_a_fragment_deleted_from_the_vector_store_is_not_silently_missing(
+    paths: EvidencePaths, engines: Engines, registry: ReviewerRegistry
+) -> None:
+    """Signed mode: hiding a unit (deleting its points) would change what a reviewer is shown
+    as much as rewriting it: the search counts the generation's points against its record."""
+    from kernel.vectors import VectorFilter
+
+    prepare(paths, max_chunk_chars=4000)
+    caps = _signed(engines, registry, ANN_KEY)
+    publish(caps)
+    engines.open_store().delete(
+        VectorFilter(kind="evidence", match={"unit_id": "evidence:tasso-di-occupazione"})
+    )
+    found = _find(caps)
+    assert (found.status, found.reason, found.results) == ("unavailable", "tampered", ())
+    assert "were deleted or added" in (found.warning or "")
+    assert publish(caps).status == "activated" and _find(caps).status == "available"
