@@ -15,7 +15,8 @@ from modules.catalog.records import CatalogState
 __all__ = ["CACHE_FORMAT", "CatalogCache", "decode_cache", "encode_cache"]
 
 #: bump when the fold's rules change: an old cache then folds afresh
-CACHE_FORMAT = 3  # 2: Sensitive Data Flags and Suggestion Runs; 3: flag decisions kept
+CACHE_FORMAT = 4  # 2: Sensitive Data Flags and Suggestion Runs; 3: flag decisions kept;
+# 4: description and relationship decisions kept
 
 
 class CatalogCache(msgspec.Struct, frozen=True, kw_only=True):

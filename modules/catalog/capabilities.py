@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kernel.clock import Clock, IdFactory
 from kernel.database.types import Introspection
 from kernel.ledger_records import Signer
-from kernel.replay import HumanCheck
+from kernel.signature_rules import HumanCheck
 from kernel.store.base import LedgerPort
 
 __all__ = ["CatalogCapabilities", "DatabaseAccess", "Progress", "RunLog"]

@@ -22,7 +22,7 @@ from kernel.database.types import Introspection
 from kernel.errors import ConflictError, IntegrityError, NotFoundError
 from kernel.ledger_records import Signer
 from kernel.ledger_verify import Problem, VerifyReport, genesis_hash, line_hash
-from kernel.replay import is_human_actor, signature_problems
+from kernel.signature_rules import is_human_actor, signature_problems
 from modules.catalog.cache import CatalogCache, decode_cache, encode_cache
 from modules.catalog.capabilities import CatalogCapabilities
 from modules.catalog.catalog_schema_view import CatalogSchemaView
@@ -215,8 +215,8 @@ class Catalog:
         )
 
     def signature_problems(self, events: Sequence[ev.Event]) -> list[Problem]:
-        """The signature rule over ``events`` (kernel.replay.signature_problems): what verify
-        reports, and what a repair's cut must not leave behind."""
+        """The signature rule over ``events`` (kernel.signature_rules.signature_problems): what
+        verify reports, and what a repair's cut must not leave behind."""
         return [
             Problem("signature", reason, seq=seq)
             for seq, reason in signature_problems(events, self.caps.human_check, ledger="catalog")

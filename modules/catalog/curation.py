@@ -9,7 +9,8 @@
 - :func:`plan_restore` — Relationship Restore of a logically deleted one.
 - :func:`plan_reconstruct` — Relationship Reconstruction: adds the missing generated
   relationships; keeps manual ones and those already present; never revives a logically
-  deleted one (its id is present).
+  deleted one (its id is present, or a human's last decision about it is that deletion:
+  modules/catalog/relationship_decisions.py); recreates a permanently deleted one.
 - :func:`plan_cleanup` — Catalog Metadata Cleanup of selected tables, columns and Catalog
   Relationships; every relationship with a removed endpoint goes with it, exclusions included.
 """
@@ -23,6 +24,7 @@ from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from modules.catalog.endpoints import format_endpoint, pair_key, parse_endpoint, relationship_id
 from modules.catalog.records import CatalogRelationship, CatalogState, LogicalRelationship
+from modules.catalog.relationship_decisions import RelationshipDecisions
 from modules.catalog.sync_plan import generated_drafts
 from modules.catalog.synchronization import CatalogContent
 
@@ -163,6 +165,7 @@ def plan_reconstruct(state: CatalogState, *, reason: str, actor: str) -> list[ev
         pair_key(r.from_table, r.from_columns, r.to_table, r.to_columns)
         for r in state.logical.values()
     }
+    decisions = RelationshipDecisions(state.relationship_decisions)
     generated = [
         d
         for d in generated_drafts(content, None, actor)
@@ -171,6 +174,10 @@ def plan_reconstruct(state: CatalogState, *, reason: str, actor: str) -> list[ev
             d.payload.from_table, d.payload.from_columns, d.payload.to_table, d.payload.to_columns
         )
         not in present
+        and decisions.state_of(
+            d.payload.from_table, d.payload.from_columns, d.payload.to_table, d.payload.to_columns
+        )
+        != "deleted"
     ]
     marker = ev.EventDraft(
         type="relationships_reconstructed",

@@ -10,12 +10,10 @@ human's flag without any human step: an agent pointed ``workspace.yaml`` at a co
 database without the column, synced, pointed it back and synced again, and the column came back
 unflagged (its values then shown by ``sql run``, ``catalog sample`` and the value index).
 
-:class:`FlagDecisions` is the fold's working copy (as ``CatalogContent`` is for the tables):
+The memory is modules/catalog/curation_memory.py's (one per spelling; a new decision replaces
+those of the other spellings that no Catalog Column carries now). :class:`FlagDecisions` reads
+it for flags:
 
-- :meth:`~FlagDecisions.remember` — a new decision replaces the one recorded for its spelling,
-  and those of the other spellings of its identity that no Catalog Column carries now (the same
-  column, renamed in case); a column present under another spelling (two columns that differ
-  only in case: PostgreSQL's quoted identifiers) keeps its own.
 - :meth:`~FlagDecisions.decided` — the decision a newly observed column gets: its own
   spelling's; else, when other spellings of its identity have one, *on* if any of them is on
   (fail safe), else off; None when no human ever decided (the glossary's default: not
@@ -24,10 +22,7 @@ unflagged (its values then shown by ``sql run``, ``catalog sample`` and the valu
   completed sync added.
 
 Only human decisions are kept: a Sensitive Data Suggestion Run (offline pre-pass or model) only
-proposes and is never remembered; a flag line by anyone else is a problem the fold ignores. The
-index by identity is built on first use, so a fold that meets neither a flag nor a newly
-observed column costs nothing here; the frozen tuple is ordered by seq (canonical: folding a
-ledger whole or in two parts gives the same state).
+proposes and is never remembered; a flag line by anyone else is a problem the fold ignores.
 """
 
 from __future__ import annotations
@@ -36,9 +31,10 @@ from collections.abc import Collection, Mapping
 
 import msgspec
 
+from modules.catalog.curation_memory import CurationMemory
 from modules.catalog.records import CatalogTable, FlagDecision
 
-__all__ = ["FlagDecisions", "identity"]
+__all__ = ["FlagDecisions", "identity", "present_column"]
 
 _Identity = tuple[str, str]
 
@@ -48,53 +44,36 @@ def identity(table: str, column: str) -> _Identity:
     return table.lower(), column.lower()
 
 
-def _present(tables: Mapping[str, CatalogTable], table: str, column: str) -> bool:
+def present_column(tables: Mapping[str, CatalogTable], table: str, column: str) -> bool:
+    """Whether the catalog carries ``table.column`` (exactly so spelt)."""
     found = tables.get(table)
     return found is not None and found.column(column) is not None
+
+
+def _spelling(decision: FlagDecision) -> tuple[str, str]:
+    return decision.table, decision.column
 
 
 class FlagDecisions:
     """The humans' last flag decisions, by column identity (one per spelling)."""
 
     def __init__(self, decisions: tuple[FlagDecision, ...] = ()) -> None:
-        self._frozen = decisions
-        self._index: dict[_Identity, list[FlagDecision]] | None = None
-
-    def _by_identity(self) -> dict[_Identity, list[FlagDecision]]:
-        if self._index is None:
-            self._index = {}
-            for decision in self._frozen:
-                key = identity(decision.table, decision.column)
-                self._index.setdefault(key, []).append(decision)
-        return self._index
+        self._memory = CurationMemory(decisions, _spelling)
 
     def remember(self, decision: FlagDecision, tables: Mapping[str, CatalogTable]) -> None:
         """Record ``decision`` (``tables``: the catalog when it was taken)."""
-        index = self._by_identity()
-        key = identity(decision.table, decision.column)
-        spelled = (decision.table, decision.column)
-        kept = [
-            old
-            for old in index.get(key, [])
-            if (old.table, old.column) != spelled and _present(tables, old.table, old.column)
-        ]
-        index[key] = [*kept, decision]
+        self._memory.remember(decision, lambda old: present_column(tables, old.table, old.column))
 
     def decided(self, table: str, column: str) -> bool | None:
         """The flag a newly observed ``table.column`` gets back; None: no human ever decided."""
-        found = self._by_identity().get(identity(table, column), [])
-        if not found:
-            return None
-        for decision in found:
-            if (decision.table, decision.column) == (table, column):
-                return decision.sensitive
-        return any(d.sensitive for d in found)
+        found = self._memory.recall((table, column))
+        return any(d.sensitive for d in found) if found else None
 
     def restore(
         self, tables: Mapping[str, CatalogTable], added: Collection[tuple[str, str]]
     ) -> dict[str, CatalogTable]:
         """The tables whose newly observed columns (``added``) get a human's decision back."""
-        if not added or not (self._frozen or self._index):
+        if not added or not self._memory:
             return {}
         changed: dict[str, CatalogTable] = {}
         for table_name, column_name in sorted(added):
@@ -112,6 +91,4 @@ class FlagDecisions:
 
     def freeze(self) -> tuple[FlagDecision, ...]:
         """For :class:`~modules.catalog.records.CatalogState`: every decision, oldest first."""
-        if self._index is None:
-            return self._frozen
-        return tuple(sorted((d for ds in self._index.values() for d in ds), key=lambda d: d.seq))
+        return self._memory.freeze()

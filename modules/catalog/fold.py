@@ -21,36 +21,42 @@ run is not the active one, an end whose counts disagree with the run's own entri
 add up to what it requested.
 
 A Sensitive Data Flag lives on its Catalog Column (false by default, also for new columns): a
-resync keeps it for the same name. A human's decision (on or off) is also remembered for the
-column's identity (``flag_decisions``, modules/catalog/flag_decisions.py) and outlives the
-column: a column that leaves the catalog (dropped in the database, its table dropped, renamed, a
-Catalog Metadata Cleanup, a sync against another database) and is observed again gets the last
-decision back — no sync, whoever runs it, erases a human's decision.
+resync keeps it for the same name, as it keeps the Description. A human's curation is also
+remembered for the identity it is about and outlives its object (modules/catalog/
+curation_memory.py): a flag decision, on or off (``flag_decisions``), and a Description
+(``description_decisions``) come back to a table or column a completed sync observes anew (after
+it was dropped in the database, its table dropped or renamed, a Catalog Metadata Cleanup, a sync
+against another database); a Logical or Permanent Relationship Deletion, or a Restore
+(``relationship_decisions``), holds for a relationship generated again — a logically deleted one
+comes back as its exclusion, a sync's line for a permanently deleted one is moot. No sync,
+whoever runs it, undoes a human's decision; nothing extra is recorded for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
 from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.database.types import Introspection
-from kernel.replay import is_human_actor
+from kernel.signature_rules import is_human_actor
+from modules.catalog.description_decisions import DescriptionDecisions
 from modules.catalog.descriptions import DescriptionRejected, apply_description
 from modules.catalog.endpoints import relationship_id
 from modules.catalog.flag_decisions import FlagDecisions
+from modules.catalog.generation_fold import run_finished, run_started, run_tallied
 from modules.catalog.records import (
     CatalogProblem,
     CatalogState,
     CatalogSyncRun,
-    DescriptionGenerationRun,
     FlagDecision,
     LogicalRelationship,
     SensitiveSuggestionRun,
 )
+from modules.catalog.relationship_decisions import RelationshipDecisions
 from modules.catalog.synchronization import CatalogContent, apply_snapshot, drop_endpoints
 
 __all__ = ["SnapshotLoader", "fold_catalog", "fold_catalog_from"]
@@ -112,6 +118,8 @@ class _Folder:
         self.last_ts = state.last_ts
         self.signed_from = state.signed_from
         self.flag_decisions = FlagDecisions(state.flag_decisions)
+        self.description_decisions = DescriptionDecisions(state.description_decisions)
+        self.relationship_decisions = RelationshipDecisions(state.relationship_decisions)
         self.problems = list(state.problems)
         self.batch = state.batch
         self.batch_actor = state.batch_actor
@@ -153,7 +161,7 @@ class _Folder:
             if kind in _HUMAN_ONLY and not is_human_actor(event.actor):
                 raise _Reject("actor", f"{kind} is human-only, recorded by {event.actor}")
             handler(event)
-        except _Reject as rejected:
+        except (_Reject, DescriptionRejected) as rejected:
             self.problems.append(
                 CatalogProblem(seq=event.seq, code=rejected.code, message=rejected.message)
             )
@@ -186,6 +194,8 @@ class _Folder:
             follows=self.follows,
             signed_from=self.signed_from,
             flag_decisions=self.flag_decisions.freeze(),
+            description_decisions=self.description_decisions.freeze(),
+            relationship_decisions=self.relationship_decisions.freeze(),
             problems=tuple(self.problems),
             batch=open_batch,
             batch_actor=self.batch_actor if open_batch else "",
@@ -226,9 +236,12 @@ class _Folder:
         applied = (p.snapshot, p.version)
         if run.scope is not None or self.follows != applied:  # else: a no-op, skipped
             snapshot = self.load_snapshot(p.snapshot)
+            before = set(self.content.tables)
             _, added = apply_snapshot(self.content, snapshot, scope=run.scope, version=p.version)
-            # a column observed anew gets back the last human decision about it
-            self.content.tables.update(self.flag_decisions.restore(self.content.tables, added))
+            # a table or column observed anew gets back the last human decisions about it
+            tables = self.content.tables
+            tables.update(self.flag_decisions.restore(tables, added))
+            tables.update(self.description_decisions.restore(tables, set(tables) - before, added))
             self.follows = applied if run.scope is None else None
         self.runs[p.run] = _replace(
             run,
@@ -293,7 +306,7 @@ class _Folder:
             self.batch_expected -= 1
         p = event.payload
         self._endpoints(p)
-        self.content.logical[p.id] = LogicalRelationship(
+        generated = LogicalRelationship(
             id=p.id,
             origin="generated",
             from_table=p.from_table,
@@ -303,6 +316,15 @@ class _Folder:
             rule=p.rule,
             seq=event.seq,
         )
+        # a human's last deletion of it holds (modules/catalog/relationship_decisions.py)
+        record = self.relationship_decisions.generated(
+            generated,
+            reconstruction=self.batch == "reconstruct",
+            actor=event.actor,
+            logical=self.content.logical,
+        )
+        if record is not None:
+            self.content.logical[p.id] = record
 
     def _added(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipAdded)
@@ -318,20 +340,47 @@ class _Folder:
             rationale=p.rationale,
             seq=event.seq,
         )
+        self._decided(self.content.logical[p.id], "active", "", event)
 
     def _deleted(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipDeleted)
         p = event.payload
         found = self.content.logical.get(p.id)
         if found is None:
+            if self.relationship_decisions.permanent(p.id):
+                # written by a tht before deletions outlived their endpoints: a sync brought it
+                # back and the human deleted it again; the sync's line is moot now, and so is
+                # this one (a ledger that was legal then must verify now)
+                return
             raise _Reject("relationship", f"{p.id} is not a Logical Relationship")
         if p.mode == "permanent":
             del self.content.logical[p.id]
+            self._decided(found, "permanent", p.reason, event)
             return
-        if found.state == "deleted":
+        if found.state == "deleted" and not _restored(found):
             raise _Reject("relationship", f"{p.id} is already deleted")
+        # a restored exclusion (older tht: it came back active, the human deleted it again):
+        # the same exclusion, now dated by this deletion
         self.content.logical[p.id] = _replace(
             found, state="deleted", deleted_seq=event.seq, deleted_reason=p.reason
+        )
+        self._decided(found, "deleted", p.reason, event)
+
+    def _decided(
+        self,
+        relationship: LogicalRelationship,
+        state: Literal["deleted", "permanent", "active"],
+        reason: str,
+        event: ev.Event,
+    ) -> None:
+        """A human's decision about ``relationship``, remembered for its identity."""
+        self.relationship_decisions.remember(
+            relationship,
+            state,
+            reason=reason,
+            seq=event.seq,
+            actor=event.actor,
+            logical=self.content.logical,
         )
 
     def _repaired(self, event: ev.Event) -> None:
@@ -348,6 +397,7 @@ class _Folder:
         self.content.logical[found.id] = _replace(
             found, state="active", deleted_seq=None, deleted_reason=""
         )
+        self._decided(found, "active", event.payload.reason, event)
 
     def _reconstructed(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipsReconstructed)
@@ -384,6 +434,10 @@ class _Folder:
             self.content.physical.pop(rid, None)
         drop_endpoints(self.content, removed)
         self.follows = None
+        # the glossary: a cleanup of an endpoint removes the exclusions permanently
+        self.relationship_decisions.cleaned(
+            removed, reason=p.reason, seq=event.seq, actor=event.actor
+        )
 
     # ------------------------------------------------------------------ sensitive data
 
@@ -436,81 +490,36 @@ class _Folder:
 
     def _described(self, event: ev.Event) -> None:
         """Descriptions, Generated Descriptions, consolidations (modules/catalog/descriptions.py):
-        checked whole first; a run's Generated Description is also counted by its run."""
-        try:
-            changed = apply_description(self.content.tables, event)
-        except DescriptionRejected as rejected:
-            raise _Reject(rejected.code, rejected.message) from rejected
+        checked whole first; a run's Generated Description is also counted by its run
+        (modules/catalog/generation_fold.py); a human's Description is remembered."""
+        if isinstance(event, cev.DescriptionSet) and self.description_decisions.restored(
+            self.content.tables, event.payload.target, event.payload.text
+        ):
+            # written by a tht before Descriptions outlived their objects: a sync erased it and
+            # the human wrote it again; it came back by itself now (a ledger that was legal then
+            # must verify now)
+            return
+        changed = apply_description(self.content.tables, event)
         if isinstance(event, cev.DescriptionGenerated):
-            self._generation_tally(event.payload.run, event.payload.non_generatable)
+            p = event.payload
+            run = run_tallied(
+                self.generation_runs, self.active_generation, p.run, p.non_generatable
+            )
+            if run is not None:
+                self.generation_runs[run.id] = run
         self.content.tables.update(changed)
-
-    # ------------------------------------------------------------------ description generation
+        self.description_decisions.remember(event, self.content.tables)
 
     def _generation_started(self, event: ev.Event) -> None:
         assert isinstance(event, cev.DescriptionGenerationStarted)
-        p = event.payload
-        if self.active_generation is not None:
-            raise _Reject(
-                "run",
-                f"generation run {self.active_generation} is still active; {p.run} cannot start",
-            )
-        if p.run in self.generation_runs:
-            raise _Reject("run", f"generation run {p.run} already exists")
-        self.generation_runs[p.run] = DescriptionGenerationRun(
-            id=p.run,
-            status="active",
-            profile=p.profile,
-            model=p.model,
-            scope=p.scope,
-            missing_only=p.missing_only,
-            language=p.language,
-            requested=p.requested,
-            started_seq=event.seq,
-            started_ts=event.ts,
-        )
-        self.active_generation = p.run
-
-    def _generation_tally(self, run: str | None, non_generatable: bool) -> None:
-        """A ``description_generated`` of a run: only while that run is active."""
-        if run is None:
-            return
-        found = self.generation_runs.get(run)
-        if found is None or self.active_generation != run:
-            raise _Reject("run", f"{run} is not the active Description Generation Run")
-        if non_generatable:
-            found = _replace(found, non_generatable=found.non_generatable + 1)
-        else:
-            found = _replace(found, generated=found.generated + 1)
-        self.generation_runs[run] = found
+        run = run_started(self.generation_runs, self.active_generation, event)
+        self.generation_runs[run.id] = run
+        self.active_generation = run.id
 
     def _generation_finished(self, event: ev.Event) -> None:
         assert isinstance(event, cev.DescriptionGenerationFinished)
-        p = event.payload
-        found = self.generation_runs.get(p.run)
-        if found is None or self.active_generation != p.run:
-            raise _Reject("run", f"{p.run} is not the active Description Generation Run")
-        if (p.generated, p.non_generatable) != (found.generated, found.non_generatable):
-            raise _Reject(
-                "run",
-                f"generation run {p.run} reports {p.generated} generated and "
-                f"{p.non_generatable} non-generatable; its entries say {found.generated} and "
-                f"{found.non_generatable}",
-            )
-        total = p.generated + p.non_generatable + p.failed + p.skipped
-        if total != found.requested or min(p.failed, p.skipped) < 0:
-            raise _Reject(
-                "run", f"generation run {p.run} accounts for {total} of {found.requested} targets"
-            )
-        self.generation_runs[p.run] = _replace(
-            found,
-            status=p.status,
-            failed=p.failed,
-            skipped=p.skipped,
-            reason=p.reason,
-            ended_seq=event.seq,
-            ended_ts=event.ts,
-        )
+        run = run_finished(self.generation_runs, self.active_generation, event)
+        self.generation_runs[run.id] = run
         self.active_generation = None
 
 
@@ -521,3 +530,10 @@ def _count(value: int | msgspec.UnsetType) -> int:
 
 def _replace(record: _R, **changes: Any) -> _R:
     return msgspec.structs.replace(record, **changes)
+
+
+def _restored(relationship: LogicalRelationship) -> bool:
+    """Whether a deleted relationship is an exclusion a human's remembered deletion restored:
+    the deletion is older than the line that generated it again."""
+    deleted = relationship.deleted_seq
+    return deleted is not None and deleted < relationship.seq

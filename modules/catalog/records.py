@@ -7,11 +7,15 @@
   (``descriptions_consolidated``); ``generated`` is the latest Generated Description, a
   proposal that never changes the Description by itself (:class:`GeneratedDescription`), and
   ``description_history`` lists every step (:class:`DescriptionChange`); all of it goes with
-  the column when the column leaves the catalog. The Sensitive Data Flag is set by a human
+  the column when the column leaves the catalog, and a human's Description comes back with its
+  identity (:class:`DescriptionDecision`). The Sensitive Data Flag is set by a human
   only (``sensitive_flag_set``); a resync keeps it for the same name.
 - :class:`FlagDecision` — a human's last Sensitive Data Flag decision about a column identity
   (``CatalogState.flag_decisions``): it outlives the column, so a column that leaves the
   catalog and is observed again gets it back (modules/catalog/flag_decisions.py).
+- :class:`DescriptionDecision` / :class:`RelationshipDecision` — likewise a human's last
+  Description of a table or column identity, and last Deletion / Restore of a Logical
+  Relationship identity (modules/catalog/curation_memory.py).
 - :class:`CatalogRelationship` — a declared foreign key as observed.
 - :class:`LogicalRelationship` — Generated or Manual; ``active`` or ``deleted`` (a Logical
   Relationship Deletion: the record stays, as an exclusion). A Permanent Relationship Deletion
@@ -41,10 +45,12 @@ __all__ = [
     "CatalogSyncRun",
     "CatalogTable",
     "DescriptionChange",
+    "DescriptionDecision",
     "DescriptionGenerationRun",
     "FlagDecision",
     "GeneratedDescription",
     "LogicalRelationship",
+    "RelationshipDecision",
     "SensitiveSuggestionRun",
 ]
 
@@ -202,6 +208,35 @@ class FlagDecision(msgspec.Struct, frozen=True, kw_only=True):
     actor: str
 
 
+class DescriptionDecision(msgspec.Struct, frozen=True, kw_only=True):
+    """A human's last Description of ``table`` (``column`` None) or ``table.column`` (as
+    spelled then): by hand (``set``) or by a Description Consolidation (``consolidated``)."""
+
+    table: str
+    column: str | None = None
+    text: str
+    kind: Literal["set", "consolidated"]
+    seq: int  # the entry that recorded it
+    actor: str
+
+
+class RelationshipDecision(msgspec.Struct, frozen=True, kw_only=True):
+    """A human's last decision about the Logical Relationship ``id`` (its endpoints as spelled
+    then): ``deleted`` (a Logical Relationship Deletion: ``reason`` is its reason),
+    ``permanent`` (a Permanent Relationship Deletion, or a cleanup of an endpoint of a deleted
+    one), ``active`` (a Restore, a manual addition, a reconstruction that recreated it)."""
+
+    id: str
+    from_table: str
+    from_columns: tuple[str, ...]
+    to_table: str
+    to_columns: tuple[str, ...]
+    state: Literal["deleted", "permanent", "active"]
+    reason: str = ""
+    seq: int  # the entry that recorded it
+    actor: str
+
+
 class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     code: str
@@ -233,6 +268,10 @@ class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
     #: the humans' Sensitive Data Flag decisions, one per column spelling, oldest first: they
     #: outlive their columns (a column observed again gets its decision back)
     flag_decisions: tuple[FlagDecision, ...] = ()
+    #: likewise the humans' Descriptions (by table or column spelling) and relationship
+    #: deletions and restores (by endpoints' spelling): an object observed again gets them back
+    description_decisions: tuple[DescriptionDecision, ...] = ()
+    relationship_decisions: tuple[RelationshipDecision, ...] = ()
     problems: tuple[CatalogProblem, ...] = ()
     # the batch still open after the last event (None at a batch boundary, always the case
     # after a committed append): its kind, actor and the generated lines it still announces

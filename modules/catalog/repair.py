@@ -9,7 +9,7 @@ from kernel import events as ev
 from kernel.errors import IntegrityError, PolicyError, UsageError
 from kernel.ledger_records import repair_cut, repaired_payload
 from kernel.ledger_verify import VerifyReport
-from kernel.replay import is_human_actor
+from kernel.signature_rules import is_human_actor
 from modules.catalog.catalog import Catalog, LoadedCatalog
 
 __all__ = ["repair_catalog"]

@@ -228,7 +228,11 @@ def _introspect(
 
 def _generated(state: CatalogState, run: str) -> int:
     seq = state.runs[run].ended_seq or 0
-    return sum(1 for r in state.logical.values() if r.origin == "generated" and r.seq > seq)
+    return sum(
+        1
+        for r in state.logical.values()
+        if r.origin == "generated" and r.seq > seq and r.state == "active"
+    )
 
 
 def _complete(

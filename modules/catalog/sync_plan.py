@@ -3,9 +3,12 @@
 When relationships are generated (documented in docs/catalog.md): a completed sync generates
 candidates only for the **newly observed columns** (those the catalog did not hold before the
 run — a first sync's are all new), never for columns it already knew. So a Permanent
-Relationship Deletion sticks until an explicit Relationship Reconstruction (or until one of its
-columns disappears and comes back); a Logical Relationship Deletion keeps its id in the
-catalog, and a candidate with that id is never generated again while both columns exist.
+Relationship Deletion sticks until an explicit Relationship Reconstruction — also when one of
+its columns disappears and comes back: the human's decision is remembered for the
+relationship's identity (modules/catalog/relationship_decisions.py) and the sync leaves it out;
+a Logical Relationship Deletion keeps its id in the catalog, so a candidate with that id is not
+generated while both columns exist, and one generated after a column came back is recorded as
+the exclusion it was (the fold's rule).
 
 Skipping an unchanged resync: when the binding's structure version equals that of an earlier
 completed run whose snapshot covers the requested scope (a Synchronize All covers any scope;
@@ -21,6 +24,7 @@ from kernel import events as ev
 from kernel.database.types import Introspection
 from modules.catalog.generation import generate_candidates
 from modules.catalog.records import CatalogState, CatalogSyncRun
+from modules.catalog.relationship_decisions import RelationshipDecisions
 from modules.catalog.synchronization import (
     CatalogContent,
     apply_snapshot,
@@ -155,7 +159,16 @@ def plan_sync_completed(
     )
     new_columns = frozenset(added)
     generated = generated_drafts(content, new_columns, SYNC_ACTOR) if new_columns else []
-    return [completed, *generated]
+    decisions = RelationshipDecisions(state.relationship_decisions)
+    kept = [d for d in generated if _state_of(decisions, d) != "permanent"]
+    return [completed, *kept]
+
+
+def _state_of(decisions: RelationshipDecisions, draft: ev.EventDraft) -> str | None:
+    """The last human decision about a generated draft's relationship (its state)."""
+    p = draft.payload
+    assert isinstance(p, cev.RelationshipGeneratedPayload)
+    return decisions.state_of(p.from_table, p.from_columns, p.to_table, p.to_columns)
 
 
 def plan_sync_unchanged(

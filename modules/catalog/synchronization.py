@@ -14,8 +14,9 @@
   ``relationships``: its foreign keys are kept). Only an *observed* category replaces.
 - A column that existed before and is gone after (dropped in the database, or its table) takes
   every relationship that had it as an endpoint with it: Logical Relationships — exclusions of
-  logically deleted ones included, which is how "the endpoint disappearing" removes an
-  exclusion permanently — and Catalog Relationships.
+  logically deleted ones included — and Catalog Relationships. What a human decided about them
+  (and the Descriptions and flags of what left) is remembered by the fold, not here
+  (modules/catalog/curation_memory.py): a sync only follows the database.
 """
 
 from __future__ import annotations

@@ -43,7 +43,9 @@ def story(ws: Path) -> None:
     ok("relationship", "delete", rid("products.supplier_id"), "--permanent", "--reason", "x", *ANN)
     ok("relationship", "reconstruct", "--reason", "rebuild", *ANN)
     ok("cleanup", "--column", "orders.customer_id", "--reason", "tidy", *ANN)
-    ok("sync")  # unchanged: restores the column, generates its relationship anew
+    # unchanged: restores the column; its relationship, logically deleted before the cleanup,
+    # is not generated anew (the cleanup made the deletion permanent: relationship_decisions.py)
+    ok("sync")
     ok("sync")  # unchanged, and nothing to restore: the fast path
     ok("sync", "--scope", "orders")
     ok("relationship", "delete", rid("customers.country_code"), "--reason", "keep out", *ANN)

@@ -265,17 +265,23 @@ def test_a_resync_keeps_descriptions_and_generated_ones_for_the_same_names(
     assert note.generated is None and note.description_history == ()
 
 
-def test_a_column_dropped_and_observed_again_has_no_description_history(
+def test_a_column_dropped_and_observed_again_gets_its_description_not_its_proposal(
     catalog: Catalog, db: FakeDatabase
 ) -> None:
     propose(catalog, "orders.placed", "Data")
     consolidate(catalog, "orders.placed")
+    consolidated = record(catalog, "orders.placed").description_seq
+    propose(catalog, "orders.placed", "Data dell'ordine")  # pending: not a human's decision
     db.drop_column("orders", "placed")
     run_sync(catalog)
-    db.add_column("orders", "placed:DATE")
+    db.add_column("orders", "placed:TEXT")  # another type: the same identity
     run_sync(catalog)
     placed = record(catalog, "orders.placed")
-    assert (placed.description, placed.generated, placed.description_history) == ("", None, ())
+    assert (placed.description, placed.generated) == ("Data", None)
+    assert placed.description_seq == consolidated
+    assert [(h.seq, h.kind, h.actor) for h in placed.description_history] == [
+        (consolidated, "consolidated", ANN)
+    ]
     assert catalog.verify().ok
 
 

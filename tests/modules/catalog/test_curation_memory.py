@@ -1,0 +1,438 @@
+"""A human's Description and a human's Relationship Deletion outlive their objects
+(modules/catalog/curation_memory.py, description_decisions.py, relationship_decisions.py):
+whatever sequence of syncs, scoped syncs, cleanups, dropped and re-added columns and tables, and
+case changes an agent drives, a table or column in the catalog carries the last Description a
+human wrote for its identity, and the generated relationship ``fatture.cliente_id →
+clienti.id`` is never active against a human's last deletion of it (nor deleted against a
+Restore); an agent's proposal is never remembered. Folding whole or in two parts agrees."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from kernel import catalog_events as cev
+from kernel.errors import IntegrityError, PolicyError
+from modules.catalog import (
+    Catalog,
+    fold_catalog,
+    fold_catalog_from,
+    plan_cleanup,
+    plan_delete,
+    plan_reconstruct,
+    plan_restore,
+    run_sync,
+)
+from modules.catalog.curation_memory import CurationMemory, identity
+from modules.catalog.descriptions import plan_consolidation, plan_description, plan_proposal
+from modules.catalog.records import CatalogTable, LogicalRelationship, RelationshipDecision
+from modules.catalog.relationship_decisions import RelationshipDecisions
+from tests.modules.catalog.fakes import FakeDatabase, catalog_on
+
+ANN = "human:ann"
+TARGETS = ("clienti", "clienti.nome", "fatture.cliente_id")
+TABLE_SPELLINGS = {"clienti": ("clienti", "CLIENTI", "Clienti"), "fatture": ("fatture", "FATTURE")}
+COLUMN_SPELLINGS = {"clienti": ("nome", "NOME"), "fatture": ("cliente_id", "CLIENTE_ID")}
+RELATIONSHIP = ("fatture.cliente_id", "clienti.id")  # its identity
+
+
+def _relationship(
+    rid: str, from_column: str = "cliente_id", to_table: str = "clienti"
+) -> LogicalRelationship:
+    return LogicalRelationship(
+        id=rid,
+        origin="generated",
+        from_table="fatture",
+        from_columns=(from_column,),
+        to_table=to_table,
+        to_columns=("id",),
+        seq=9,
+    )
+
+
+# ----------------------------------------------------------------------------- the pure rules
+
+
+def test_a_spelling_gets_its_own_decision_else_the_latest_of_its_identity() -> None:
+    decisions = RelationshipDecisions()
+    present = {"lr_a": _relationship("lr_a")}
+    decisions.remember(
+        _relationship("lr_a"), "deleted", reason="no", seq=3, actor=ANN, logical=present
+    )
+    decisions.remember(
+        _relationship("lr_b", "CLIENTE_ID"), "active", reason="", seq=5, actor=ANN, logical=present
+    )
+    assert decisions.state_of("fatture", ["cliente_id"], "clienti", ["id"]) == "deleted"
+    assert decisions.state_of("fatture", ["CLIENTE_ID"], "clienti", ["id"]) == "active"
+    assert decisions.state_of("fatture", ["Cliente_Id"], "CLIENTI", ["ID"]) == "active"  # latest
+    assert decisions.state_of("fatture", ["totale"], "clienti", ["id"]) is None
+    assert [d.seq for d in decisions.freeze()] == [3, 5]  # both kept: lr_a is present
+    decisions.remember(
+        _relationship("lr_c", "Cliente_Id"), "deleted", reason="", seq=6, actor=ANN, logical={}
+    )
+    assert [d.seq for d in decisions.freeze()] == [6]  # renamed in case: the others replaced
+
+
+def test_the_memory_is_empty_until_a_decision_and_its_order_is_total() -> None:
+    def spelling(d: RelationshipDecision) -> tuple[str, ...]:
+        return (d.from_table, *d.from_columns)
+
+    memory: CurationMemory[RelationshipDecision] = CurationMemory((), spelling)
+    assert not memory and memory.recall(("fatture", "x")) == []
+    same_seq = [  # one entry, two decisions (a cleanup of both endpoints)
+        RelationshipDecision(
+            id=rid,
+            from_table="fatture",
+            from_columns=(column,),
+            to_table="clienti",
+            to_columns=("id",),
+            state="permanent",
+            seq=4,
+            actor=ANN,
+        )
+        for rid, column in (("lr_b", "b"), ("lr_a", "a"))
+    ]
+    for decision in same_seq:
+        memory.remember(decision, lambda _: True)
+    assert [d.from_columns for d in memory.freeze()] == [("a",), ("b",)]
+    assert identity(("Fatture", "CLIENTE_ID")) == ("fatture", "cliente_id")
+
+
+def test_a_sync_leaves_a_permanent_deletion_out_and_a_reconstruction_recreates_it() -> None:
+    decisions = RelationshipDecisions()
+    record = _relationship("lr_a")
+    decisions.remember(record, "permanent", reason="x", seq=3, actor=ANN, logical={})
+    synced = decisions.generated(record, reconstruction=False, actor="module:catalog", logical={})
+    assert synced is None
+    again = decisions.generated(record, reconstruction=True, actor=ANN, logical={})
+    assert again == record
+    assert [(d.state, d.seq, d.actor) for d in decisions.freeze()] == [("active", 9, ANN)]
+
+
+def test_a_logical_deletion_comes_back_as_its_exclusion_and_a_cleanup_makes_it_permanent() -> None:
+    decisions = RelationshipDecisions()
+    record = _relationship("lr_a")
+    decisions.remember(record, "deleted", reason="wrong", seq=3, actor=ANN, logical={})
+    again = decisions.generated(record, reconstruction=True, actor=ANN, logical={})
+    assert again is not None
+    assert (again.state, again.deleted_seq, again.deleted_reason) == ("deleted", 3, "wrong")
+    decisions.cleaned({("clienti", "nome")}, reason="tidy", seq=7, actor=ANN)  # not an endpoint
+    assert [(d.state, d.seq) for d in decisions.freeze()] == [("deleted", 3)]
+    decisions.cleaned({("FATTURE", "Cliente_ID")}, reason="tidy", seq=8, actor=ANN)
+    assert [(d.state, d.seq) for d in decisions.freeze()] == [("permanent", 8)]
+
+
+# ----------------------------------------------------------------------------- the property
+
+
+class World:
+    """The fake database, the catalog on it, and the model: the last human Description per
+    identity, the last human decision about the relationship (no two present objects share an
+    identity here)."""
+
+    def __init__(self) -> None:
+        self.db = FakeDatabase().add("clienti", "id:INTEGER:pk", "nome:TEXT")
+        self.db.add("fatture", "id:INTEGER:pk", "cliente_id:INTEGER", "totale:REAL")
+        self.catalog: Catalog = catalog_on(db=self.db)
+        self.texts: dict[tuple[str, ...], str] = {}
+        self.relationship: str | None = None  # deleted | permanent | active
+        self.written = 0
+        run_sync(self.catalog)
+
+    # -- where things are
+
+    def in_db(self, table: str) -> str | None:
+        return next((t for t in self.db.tables if t.lower() == table), None)
+
+    def in_catalog(self, table: str) -> CatalogTable | None:
+        return self.catalog.load_for_write().state.table(table)
+
+    def ref(self, target: str) -> str | None:
+        """``target`` as the catalog spells it now (None: not in the catalog)."""
+        table_name, _, column = target.partition(".")
+        table = self.in_catalog(table_name)
+        if table is None or not column:
+            return table.name if table is not None else None
+        found = next((c for c in table.columns if c.name.lower() == column), None)
+        return f"{table.name}.{found.name}" if found is not None else None
+
+    def rid(self) -> str | None:
+        """The relationship's id as the catalog holds it now (any spelling)."""
+        state = self.catalog.load_for_write().state
+        for r in state.logical.values():
+            ends = (f"{r.from_table}.{r.from_columns[0]}", f"{r.to_table}.{r.to_columns[0]}")
+            if identity(ends) == RELATIONSHIP:
+                return r.id
+        return None
+
+    def _append(self, *drafts: object) -> None:
+        loaded = self.catalog.load_for_write()
+        self.catalog.append(loaded, list(drafts))  # type: ignore[arg-type]
+
+    # -- the human's and the agent's curation
+
+    def describe(self, target: str) -> None:
+        ref = self.ref(target)
+        if ref is None:
+            return
+        self.written += 1
+        text = f"text {self.written}"
+        state = self.catalog.load_for_write().state
+        self._append(plan_description(state, ref, text=text, reason="r", actor=ANN))
+        self.texts[identity(tuple(target.split(".")))] = text
+
+    def consolidate(self, target: str) -> None:
+        ref = self.ref(target)
+        if ref is None:
+            return
+        self.propose(target)
+        state = self.catalog.load_for_write().state
+        try:
+            plan = plan_consolidation(state, [ref], all_generated=False, reason="r", actor=ANN)
+        except PolicyError:
+            return  # its text is the Description already
+        self._append(plan.draft)
+        self.texts[identity(tuple(target.split(".")))] = f"proposal {self.written}"
+
+    def propose(self, target: str) -> None:
+        ref = self.ref(target)
+        if ref is not None:
+            self.written += 1
+            state = self.catalog.load_for_write().state
+            self._append(plan_proposal(state, ref, text=f"proposal {self.written}", language="it"))
+
+    def delete(self, permanent: bool) -> None:
+        rid = self.rid()
+        state = self.catalog.load_for_write().state
+        if rid is None or (not permanent and state.logical[rid].state == "deleted"):
+            return
+        self._append(plan_delete(state, rid, permanent=permanent, reason="no", actor=ANN))
+        self.relationship = "permanent" if permanent else "deleted"
+
+    def restore(self) -> None:
+        rid = self.rid()
+        state = self.catalog.load_for_write().state
+        if rid is not None and state.logical[rid].state == "deleted":
+            self._append(plan_restore(state, rid, reason="yes", actor=ANN))
+            self.relationship = "active"
+
+    def reconstruct(self) -> None:
+        state = self.catalog.load_for_write().state
+        drafts = plan_reconstruct(state, reason="r", actor=ANN)
+        self._append(*drafts)
+        if self.rid() is not None and self.relationship == "permanent":
+            self.relationship = "active"  # the human's reconstruction recreated it
+
+    def cleanup(self, target: str) -> None:
+        ref = self.ref(target)
+        if ref is None:
+            return
+        state = self.catalog.load_for_write().state
+        which = {"columns": [ref]} if "." in ref else {"tables": [ref]}
+        self._append(plan_cleanup(state, reason="tidy", actor=ANN, **which))
+        touched = target in ("clienti", "fatture.cliente_id")  # clienti.id, or the from column
+        if touched and self.relationship == "deleted":
+            self.relationship = "permanent"
+
+    # -- the agent's database changes and syncs
+
+    def drop_column(self, table: str, column: str) -> None:
+        name = self.in_db(table)
+        if name is not None:
+            for found in [c.name for c in self.db.tables[name] if c.name.lower() == column]:
+                self.db.drop_column(name, found)
+
+    def add_column(self, table: str, spelling: str) -> None:
+        name = self.in_db(table)
+        if name is not None and all(
+            c.name.lower() != spelling.lower() for c in self.db.tables[name]
+        ):
+            self.db.add_column(
+                name, f"{spelling}:{'TEXT' if spelling.lower() == 'nome' else 'INTEGER'}"
+            )
+
+    def drop_table(self, table: str) -> None:
+        name = self.in_db(table)
+        if name is not None:
+            self.db.drop(name)
+
+    def add_table(self, spelling: str) -> None:
+        if self.in_db(spelling.lower()) is not None:
+            return
+        if spelling.lower() == "clienti":
+            self.db.add(spelling, "id:INTEGER:pk", "nome:TEXT")
+        else:
+            self.db.add(spelling, "id:INTEGER:pk", "cliente_id:INTEGER", "totale:REAL")
+
+    def sync(self, scoped: bool) -> None:
+        if not scoped:
+            run_sync(self.catalog)
+            return
+        for table in ("clienti", "fatture"):
+            known = self.in_catalog(table)
+            name = known.name if known is not None else self.in_db(table)
+            if name is not None:
+                run_sync(self.catalog, scope=[name])
+
+    def two_syncs(self, target: str, spelling: int, scoped: bool) -> None:
+        """The agent's trick: the database without ``target``, a sync, ``target`` back (under
+        one of its spellings), a sync."""
+        table, _, column = target.partition(".")
+        if column:
+            self.drop_column(table, column)
+        else:
+            self.drop_table(table)
+        self.sync(scoped)
+        if column:
+            spellings = COLUMN_SPELLINGS[table]
+            self.add_column(table, spellings[spelling % len(spellings)])
+        else:
+            spellings = TABLE_SPELLINGS[table]
+            self.add_table(spellings[spelling % len(spellings)])
+        self.sync(scoped)
+
+    # -- the invariants
+
+    def check(self) -> None:
+        state = self.catalog.load_for_write().state
+        for table in state.tables.values():
+            assert table.description == self.texts.get(identity((table.name,)), ""), table.name
+            for column in table.columns:
+                expected = self.texts.get(identity((table.name, column.name)), "")
+                assert column.description == expected, (table.name, column.name, self.texts)
+        rid = self.rid()
+        if rid is None:
+            return
+        found = state.logical[rid]
+        assert self.relationship != "permanent", "a permanent deletion came back"
+        wanted = "deleted" if self.relationship == "deleted" else "active"
+        assert found.state == wanted, (found, self.relationship)
+
+
+_TABLES = st.sampled_from(("clienti", "fatture"))
+_COLUMNS = st.sampled_from((("clienti", "nome"), ("fatture", "cliente_id")))
+_ADDED = _TABLES.flatmap(
+    lambda t: st.tuples(st.just("add_column"), st.just(t), st.sampled_from(COLUMN_SPELLINGS[t]))
+)
+_STEP = st.one_of(
+    st.tuples(st.just("describe"), st.sampled_from(TARGETS)),
+    st.tuples(st.just("consolidate"), st.sampled_from(TARGETS)),
+    st.tuples(st.just("propose"), st.sampled_from(TARGETS)),
+    st.tuples(st.just("delete"), st.booleans()),
+    st.tuples(st.just("restore")),
+    st.tuples(st.just("reconstruct")),
+    st.tuples(st.just("cleanup"), st.sampled_from(TARGETS)),
+    _COLUMNS.map(lambda c: ("drop_column", *c)),
+    _ADDED,
+    st.tuples(st.just("drop_table"), _TABLES),
+    st.tuples(
+        st.just("add_table"), st.sampled_from([s for v in TABLE_SPELLINGS.values() for s in v])
+    ),
+    st.tuples(st.just("sync"), st.booleans()),
+    st.tuples(
+        st.just("two_syncs"),
+        st.sampled_from((*TARGETS, "fatture")),
+        st.integers(min_value=0, max_value=2),
+        st.booleans(),
+    ),
+)
+
+
+@settings(max_examples=80)
+@example(steps=[("delete", False), ("two_syncs", "fatture.cliente_id", 1, False)], cut=4)
+@example(steps=[("delete", True), ("two_syncs", "clienti", 2, True), ("reconstruct",)], cut=9)
+@example(steps=[("delete", False), ("two_syncs", "fatture", 0, False), ("restore",)], cut=2)
+@example(steps=[("delete", False), ("cleanup", "clienti"), ("sync", False)], cut=6)
+@example(steps=[("describe", "clienti"), ("two_syncs", "clienti", 1, False)], cut=3)
+@example(steps=[("consolidate", "clienti.nome"), ("two_syncs", "clienti.nome", 1, True)], cut=5)
+@given(steps=st.lists(_STEP, max_size=24), cut=st.integers(min_value=0, max_value=80))
+def test_every_object_carries_the_last_human_description_and_deletion_about_it(
+    steps: list[tuple[object, ...]], cut: int
+) -> None:
+    world = World()
+    for name, *args in steps:
+        getattr(world, str(name))(*args)
+        world.check()
+    world.sync(scoped=False)  # whatever the database holds now
+    world.check()
+    events = world.catalog.caps.ledger.read().events
+    load = world.catalog.load_snapshot
+    whole = fold_catalog(events, load)
+    split = min(cut, len(events))
+    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    assert not whole.problems
+    assert world.catalog.verify().ok
+
+
+# ----------------------------------------------------------------------------- older ledgers
+
+
+def _verified(world: World) -> None:
+    """The catalog's ledger verifies and folds without a problem, whole and in two parts."""
+    assert world.catalog.verify().ok
+    events = world.catalog.caps.ledger.read().events
+    state = world.catalog.load_for_write().state
+    assert state.problems == ()
+    load = world.catalog.load_snapshot
+    cut = len(events) // 2
+    whole = fold_catalog(events, load)
+    assert fold_catalog_from(fold_catalog(events[:cut], load), events[cut:], load) == whole
+
+
+def test_a_ledger_where_a_human_redid_what_two_syncs_undid_still_verifies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before this tht, two syncs brought a deleted relationship back active and erased a
+    Description, and the human deleted and described again. Those lines were legal then; the
+    fold now restores the decisions by itself, so the human's second lines are no-ops, never
+    problems (else every such catalog would stop verifying on upgrade)."""
+    world = World()
+    world.describe("clienti")
+    rid = world.rid()
+    assert rid is not None
+    active = world.catalog.load_for_write().state
+    redelete = plan_delete(active, rid, permanent=False, reason="again", actor=ANN)
+    world.delete(permanent=False)
+    text = world.texts[("clienti",)]
+    world.two_syncs("fatture.cliente_id", 0, False)
+    world.two_syncs("clienti", 0, False)
+    state = world.catalog.load_for_write().state
+    assert state.logical[rid].state == "deleted" and state.tables["clienti"].description == text
+    # the human's lines of then, appended as the older tht wrote them
+    again = plan_description(active, "clienti", text="placeholder", reason="r", actor=ANN)
+    again = msgspec.structs.replace(
+        again, payload=msgspec.structs.replace(again.payload, text=text, reason="again")
+    )
+    world._append(redelete, again)
+    _verified(world)
+    state = world.catalog.load_for_write().state
+    assert (state.logical[rid].state, state.logical[rid].deleted_reason) == ("deleted", "again")
+    assert state.tables["clienti"].description == text
+    # a deletion of a relationship a human's own line deleted is still a problem
+    world._append(redelete)
+    with pytest.raises(IntegrityError, match="is already deleted"):
+        world.catalog.load_for_write()
+
+
+def test_a_permanent_deletion_redone_after_an_older_sync_brought_it_back_still_verifies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    rid = world.rid()
+    assert rid is not None
+    active = world.catalog.load_for_write().state
+    redelete = plan_delete(active, rid, permanent=True, reason="again", actor=ANN)
+    world.delete(permanent=True)
+    # the older sync planner wrote the generated line again (this one leaves it out)
+    monkeypatch.setattr("modules.catalog.sync_plan._state_of", lambda decisions, draft: None)
+    world.two_syncs("fatture.cliente_id", 0, False)
+    monkeypatch.undo()
+    events = world.catalog.caps.ledger.read().events
+    generated = [e for e in events if isinstance(e, cev.RelationshipGenerated)]
+    assert len(generated) == 2  # its line of then
+    assert rid not in world.catalog.load_for_write().state.logical  # moot now
+    world._append(redelete)
+    _verified(world)
+    assert rid not in world.catalog.load_for_write().state.logical
