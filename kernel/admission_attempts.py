@@ -21,7 +21,7 @@ from kernel import events as ev
 from kernel.errors import NotFoundError, PolicyError, UsageError
 from kernel.fold import SessionState, fold_from
 from kernel.outcomes import ModuleOutcome, plan_outcome
-from kernel.replay import is_human_actor
+from kernel.signature_rules import is_human_actor
 from kernel.transitions import check_question, immutable_refusal
 from kernel.workflow import WorkflowSpec
 

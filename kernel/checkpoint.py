@@ -17,6 +17,9 @@ one Ed25519 verification and one line hash:
 Anything else (no checkpoint, another key, a revoked one, a changed line, an odd tail) simply
 falls back to the full verified fold, which then reports the problem. An agent can delete a
 checkpoint or put back an older genuine one: both only cost time.
+
+This module is the format and its pure checks; the kernel's side — writing one, loading from it,
+the rollback it gives away — is :mod:`kernel.session_checkpoints`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from typing import Literal
 import msgspec
 
 from kernel import events as ev
-from kernel.replay import HumanCheck, IntegrityIssue, Replay, ReplayContext
+from kernel.replay import IntegrityIssue, Replay, ReplayContext
+from kernel.signature_rules import HumanCheck
 from kernel.workflow import StepKind, WorkflowSpec
 
 __all__ = [

@@ -103,9 +103,9 @@ class ReviewerRegistry:
         ``by`` must be None or ``new``), else signed by ``by``, an active member.
 
         ``signed_from`` (the first reviewer only): where signed mode begins in each
-        workspace-level ledger — its last human entry now (:func:`kernel.replay.ledger_start`,
-        which ``tht reviewer add`` applies to the store's ledgers): a human entry after it must
-        be signed from then on."""
+        workspace-level ledger — its last human entry now
+        (:func:`kernel.signature_rules.ledger_start`, which ``tht reviewer add`` applies to the
+        store's ledgers): a human entry after it must be signed from then on."""
         state = self._writable_state()
         if state.last_seq == 0:
             if by is not None and by.key_id != new.key_id:

@@ -19,7 +19,7 @@ The root entry also records where signed mode began in each workspace-level ledg
 (``signed_from``: the seq and hash of its last human entry then): a human entry of the catalog or
 the memory registry after that one must be signed, even when no signed human entry precedes it —
 signed mode is a fact of the registry, which the agent cannot rewrite, not of files it can move
-aside (:meth:`HumanEventCheck.signed_from`, :func:`kernel.replay.signature_problems`).
+aside (:meth:`HumanEventCheck.signed_from`, :func:`kernel.signature_rules.signature_problems`).
 
 :func:`fold_registry` is pure and total (every entry is either applied or reported); the writers
 of :class:`kernel.reviewer_registry.ReviewerRegistry` (the file side) refuse exactly what the fold
@@ -166,8 +166,9 @@ class RegistryState:
 
 @dataclass(frozen=True)
 class HumanEventCheck:
-    """A :data:`~kernel.replay.HumanCheck` by the registry ``state`` that also knows where signed
-    mode began in each workspace-level ledger (:class:`kernel.replay.SigningStart`)."""
+    """A :data:`~kernel.signature_rules.HumanCheck` by the registry ``state`` that also knows
+    where signed mode began in each workspace-level ledger
+    (:class:`kernel.signature_rules.SigningStart`)."""
 
     state: RegistryState
 

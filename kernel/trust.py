@@ -23,7 +23,7 @@ from typing import Protocol
 
 from kernel.checkpoint import SignatureCheck
 from kernel.events import Event
-from kernel.replay import HumanCheck
+from kernel.signature_rules import HumanCheck
 
 __all__ = ["ReviewerSigner", "Trust", "no_registry_check"]
 

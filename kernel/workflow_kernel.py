@@ -7,23 +7,24 @@ content first (content-addressed, durable), appends the drafts as one batch with
 seq, then materializes artifacts and refreshes the status cache. A rejected outcome changes
 nothing: planning raises before anything is written, and a lost race raises ``ConflictError``
 from the append.
+
+What it trusts while loading and committing lives beside it: which human signatures a fold checks
+and the key that signs a command's (:mod:`kernel.session_signatures`), signed checkpoints and the
+rollback they give away (:mod:`kernel.session_checkpoints`), the status cache
+(:mod:`kernel.status_cache`) and what a display is folded from (:mod:`kernel.session_display`).
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from kernel import events as ev
 from kernel.admission_attempts import check_attempts, plan_closing, plan_rephrase
-from kernel.checkpoint import continue_chain, decode_checkpoint, encode_checkpoint
 from kernel.clock import Clock, IdFactory
 from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.fold import SessionState, empty_state, fold, fold_from
 from kernel.ledger import (
     LedgerRead,
-    LedgerTail,
     Problem,
     Signer,
     TornTail,
@@ -32,11 +33,13 @@ from kernel.ledger import (
     line_hash,
 )
 from kernel.ledger_records import repair_cut, repaired_payload
-from kernel.log import get_logger
 from kernel.outbox import Outbox
 from kernel.outcomes import ArtifactChange, ModuleOutcome, plan_outcome
-from kernel.replay import HumanCheck, is_human_actor
 from kernel.report import render_report, report_sources
+from kernel.session_checkpoints import checkpoint_state, rolled_back, write_checkpoint
+from kernel.session_display import shown_verified, unsigned_display
+from kernel.session_signatures import reviewer_key, session_check
+from kernel.status_cache import write_cache
 from kernel.store.base import LedgerPort, SessionStore
 from kernel.transitions import (
     check_human,
@@ -52,7 +55,7 @@ from kernel.transitions import (
     plan_retract,
     plan_skip,
 )
-from kernel.trust import ReviewerSigner, Trust
+from kernel.trust import Trust
 from kernel.workflow import (
     WorkflowSpec,
     default_workflow_path,
@@ -60,28 +63,9 @@ from kernel.workflow import (
     load_workflow_bytes,
 )
 
-logger = get_logger(__name__)
 _DISPLAY_PROBLEMS = 3  # problems named in an IntegrityError message
 
-__all__ = ["Applied", "LoadedSession", "StatusCache", "WorkflowKernel"]
-
-
-class StatusCache(msgspec.Struct, frozen=True, kw_only=True):
-    """The folded state after ``(last_seq, head)`` (logical identity; ``hint`` is the store's
-    opaque position of that line, used only once the line there hashes to ``head``)."""
-
-    version: int = 2
-    workflow: str
-    hint: int
-    last_seq: int
-    head: str
-    state: SessionState
-
-
-_CACHE_ENC = msgspec.msgpack.Encoder()
-_STATE_ENC = msgspec.msgpack.Encoder()
-_STATE_DEC = msgspec.msgpack.Decoder(SessionState)
-_CACHE_DEC = msgspec.msgpack.Decoder(StatusCache)
+__all__ = ["Applied", "LoadedSession", "WorkflowKernel"]
 
 
 @dataclass(frozen=True)
@@ -175,8 +159,21 @@ class WorkflowKernel:
             raise _integrity_error(session, problems)
         if not state.session:
             raise NotFoundError(f"session {session} has no events yet")
-        self._write_cache(session, workflow, state, ledger.tail())
+        write_cache(self.store, session, workflow, state, ledger.tail())
         return LoadedSession(session, workflow, state, report.head, None)
+
+    def _load_from_checkpoint(self, session: str, workflow: WorkflowSpec) -> LoadedSession | None:
+        """The verified state from the session's signed checkpoint plus the events after it,
+        or None (then the whole ledger is verified and folded)."""
+        found = checkpoint_state(self.store, self.trust, session, workflow)
+        if found is None:
+            return None
+        state, head = found
+        if state.integrity:
+            raise _integrity_error(
+                session, [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
+            )
+        return LoadedSession(session, workflow, state, head, None)
 
     def load_for_display(self, session: str) -> tuple[LoadedSession, list[Problem]]:
         """What ``status`` and the reviewer web UI show. Display only — nothing decides on it.
@@ -190,44 +187,18 @@ class WorkflowKernel:
         (a review's options relabelled, a pending review hidden, a decision shown as taken). A
         ledger that does not verify is then shown from a full fold with every problem."""
         ledger = self.store.ledger(session)
-        tail_problems: list[Problem] = []
         first = ledger.first_event()
         try:
             workflow = self._workflow_of(session, [first] if first is not None else [])
         except IntegrityError as err:
             loaded = self.load_unverified(session)
             return loaded, [Problem("workflow_snapshot", str(err))]
-        if self._displayed_verified(first):
+        if shown_verified(first, lambda: self.trust):
             return self._load_verified_for_display(session, ledger)
-        cache = self._read_cache(session, workflow)
-        if cache is not None:
-            read = ledger.read_after(cache.last_seq, cache.hint)
-            state = fold_from(workflow, cache.state, read.events) if read.events else cache.state
-            head = read.head if read.events else cache.head
-        else:
-            read = ledger.read()
-            state = fold(workflow, read.events, human_check=self._check(read.events))
-            head = read.head
-        if not state.session:
-            raise NotFoundError(f"session {session} has no events yet")
-        if read.events:
-            self._write_cache(session, workflow, state, ledger.tail())
-        if read.torn is not None:
-            tail_problems.append(Problem("torn_tail", "an interrupted write", repairable=True))
-        anchor = ledger.read_anchor()
-        if anchor is None or anchor != (state.last_seq, head):
-            tail_problems.append(
-                Problem("head_anchor", "the ledger disagrees with its head anchor")
-            )
-        issues = [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
-        return LoadedSession(session, workflow, state, head, read.torn), tail_problems + issues
-
-    def _displayed_verified(self, first: ev.Event | None) -> bool:
-        """Whether a display of the session that ``first`` opens must rest on the verified
-        ledger: the session was created signed, or the workspace is in signed mode now."""
-        if isinstance(first, ev.SessionCreated) and first.payload.human_decisions == "signed":
-            return True
-        return self.trust.signed
+        state, head, torn, problems = unsigned_display(
+            self.store, ledger, session, workflow, self.trust
+        )
+        return LoadedSession(session, workflow, state, head, torn), problems
 
     def _load_verified_for_display(
         self, session: str, ledger: LedgerPort
@@ -252,53 +223,13 @@ class WorkflowKernel:
             workflow = self.session_workflow(session)
         except UsageError:  # an altered snapshot that no longer compiles: show the events only
             workflow = load_workflow(default_workflow_path())
-        state = fold(workflow, read.events, human_check=self._check(read.events))
+        state = fold(workflow, read.events, human_check=session_check(self.trust, read.events))
         return LoadedSession(session, workflow, state, read.head, read.torn)
 
     def _workflow_of(self, session: str, events: Sequence[ev.Event]) -> WorkflowSpec:
         created = events[0] if events else None
         ref = created.payload.workflow if isinstance(created, ev.SessionCreated) else None
         return self.session_workflow(session, ref)
-
-    def _check(self, events: Sequence[ev.Event], *, full: bool = False) -> HumanCheck | None:
-        """The signature check for a session's fold.
-
-        A signed human event witnesses everything before it: its signature covers ``prev``,
-        the hash of the whole history, and the tht that appended it had verified all of that
-        history (every signature included) first — policy never appends to a ledger that does
-        not verify. So, unless ``full`` (an audit), only the last signed human event and the
-        human events after it are checked: one Ed25519 verification for a whole history
-        instead of one per decision. A last signature that does not verify checks them all.
-
-        A key revoked as compromised vouches for nothing by itself, whatever instant its event
-        claims (``ts`` is what the signer wrote): its signature counts only before a later
-        signature of a trusted key in the same ledger, which witnesses it.
-        """
-        created = events[0] if events else None
-        signed = (
-            isinstance(created, ev.SessionCreated) and created.payload.human_decisions == "signed"
-        )
-        check = self.trust.check_for(signed)
-        if check is None:
-            return check
-        witness = 0
-        if not full or self.trust.compromised is not None:
-            for event in reversed(events):
-                if event.sig is not None and is_human_actor(event.actor):
-                    witness = event.seq if check(event) is None else 0
-                    break
-        if self.trust.compromised is not None:
-            check = _witnessed(
-                check, self.trust.compromised, witness or _last_trusted(events, check)
-            )
-        if full or not witness:
-            return check
-        inner = check
-
-        def after_witness(event: ev.Event) -> str | None:
-            return None if event.seq <= witness else inner(event)
-
-        return after_witness
 
     def _replay(
         self, session: str, events: list[ev.Event], problems: list[Problem], *, full: bool = False
@@ -310,11 +241,12 @@ class WorkflowKernel:
             problems.append(Problem("workflow_snapshot", str(err), seq=1))
             fallback = load_workflow(default_workflow_path())
             return fallback, empty_state(fallback)
-        check = self._check(events, full=full)
+        check = session_check(self.trust, events, full=full)
         state = fold(workflow, events, human_check=check)
-        rolled_back = self._rolled_back(session, workflow, events[-1].seq if events else 0)
-        if rolled_back is not None:
-            problems.append(rolled_back)
+        last_seq = events[-1].seq if events else 0
+        rollback = rolled_back(self.store, self.trust.check_signature, session, workflow, last_seq)
+        if rollback is not None:
+            problems.append(rollback)
         created = events[0] if events else None
         if (
             isinstance(created, ev.SessionCreated)
@@ -329,33 +261,6 @@ class WorkflowKernel:
                 )
             )
         return workflow, state
-
-    def _rolled_back(self, session: str, workflow: WorkflowSpec, last_seq: int) -> Problem | None:
-        """A rollback the session's signed checkpoint gives away: it records a line this ledger
-        no longer has — the ledger ends before it, or holds another line there. A prefix of a
-        valid ledger verifies by itself (docs/security.md), so this is a tripwire only: an agent
-        that also removes the checkpoint, or puts back an older genuine one, is not seen."""
-        check = self.trust.check_signature
-        if check is None:
-            return None
-        raw = self.store.read_checkpoint(session)
-        found = decode_checkpoint(raw, session, workflow.sha256, check) if raw else None
-        if found is None:
-            return None
-        cp = found[0]
-        if cp.seq > last_seq:
-            what = f"the ledger ends at seq {last_seq}"
-        else:
-            line = self.store.ledger(session).line_at(cp.seq, cp.hint)
-            if line is not None and line_hash(line) == cp.head:
-                return None
-            what = f"its line {cp.seq} is another one"
-        return Problem(
-            "rolled_back",
-            f"{what}, but {cp.signer} signed a checkpoint of it at seq {cp.seq}: lines were "
-            "removed from its end (a rollback); restore them from a backup, or record the "
-            "loss with `tht ledger verify --repair --reason T --as human:<id>`",
-        )
 
     def _workflow_trusted(self, sha256: str) -> bool:
         if sha256 in self.trust.approved_workflows:
@@ -377,41 +282,6 @@ class WorkflowKernel:
         head = _head_at(read, session, at)
         return LoadedSession(session, workflow, state, head, read.torn)
 
-    def _read_cache(self, session: str, workflow: WorkflowSpec) -> StatusCache | None:
-        raw = self.store.read_cache(session)
-        if raw is None:
-            return None
-        try:
-            cache = _CACHE_DEC.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        if cache.workflow != workflow.sha256:
-            return None
-        line = self.store.ledger(session).line_at(cache.last_seq, cache.hint)
-        if line is None or line_hash(line) != cache.head:
-            return None  # the ledger changed under the cache (repair, tampering): fold afresh
-        return cache
-
-    def _write_cache(
-        self, session: str, workflow: WorkflowSpec, state: SessionState, tail: LedgerTail
-    ) -> None:
-        if tail.last_seq != state.last_seq:
-            return  # someone appended meanwhile; the next load refreshes
-        cache = StatusCache(
-            workflow=workflow.sha256,
-            hint=tail.hint,
-            last_seq=tail.last_seq,
-            head=tail.head,
-            state=state,
-        )
-        try:
-            data = _CACHE_ENC.encode(cache)
-        except OverflowError:
-            # A payload integer beyond 64 bits: the JSON ledger holds it, msgpack cannot. The
-            # cache is an optimisation only; without it the next load folds the whole ledger.
-            return
-        self.store.write_cache(session, data)
-
     # ------------------------------------------------------------------ committing
 
     def _commit(
@@ -428,7 +298,7 @@ class WorkflowKernel:
         refusal = immutable_refusal(loaded.state)
         if refusal is not None and any(d.type != "ledger_repaired" for d in drafts):
             raise refusal  # every planner refuses it too; this is the one place none can miss
-        key = self._reviewer_key(drafts)
+        key = reviewer_key(drafts, lambda: self.trust)
         signer: Signer | None = None
         if key is not None:
             actor, sign = key.reviewer, key.sign_event
@@ -447,109 +317,10 @@ class WorkflowKernel:
                 self.store.materialize(session, event.payload.name, event.payload.sha256)
         state = fold_from(loaded.workflow, loaded.state, result.events)
         tail = ledger.tail()
-        self._write_cache(session, loaded.workflow, state, tail)
+        write_cache(self.store, session, loaded.workflow, state, tail)
         if key is not None:
-            self._write_checkpoint(session, loaded.workflow, state, tail, key)
+            write_checkpoint(self.store, session, loaded.workflow, state, tail, key)
         return Applied(session, result.events, result.head, state)
-
-    def _reviewer_key(self, drafts: Sequence[ev.EventDraft]) -> ReviewerSigner | None:
-        """In signed mode, the reviewer's key (unlocked before the ledger is locked) that signs
-        every human event of the batch."""
-        humans = {d.actor for d in drafts if is_human_actor(d.actor)}
-        if not humans or not self.trust.signed:
-            return None
-        if len(humans) > 1:
-            raise UsageError("one command records the decisions of one reviewer")
-        if self.trust.unlock is None:
-            raise PolicyError("signed mode: no way to unlock a reviewer key here")
-        actor = humans.pop()
-        key = self.trust.unlock(actor)
-        if key.reviewer != actor:
-            raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {actor}'s")
-        check = self.trust.check_signature
-        probe = f"tht-can-sign:{actor}".encode()
-        # as of an instant after every revocation (reading the clock would move a fixed one)
-        if check is not None and not check(actor, probe, key.sign(probe), _AFTER_ANY_REVOCATION):
-            # refused before anything is written: appended, its events would fail verification
-            # and block the session until a human repairs it
-            raise PolicyError(
-                f"{actor}'s key cannot sign in this workspace now: it is revoked, or not in its "
-                "reviewer registry (`tht reviewer list`)"
-            )
-        return key
-
-    # ------------------------------------------------------------------ checkpoints
-
-    def _write_checkpoint(
-        self,
-        session: str,
-        workflow: WorkflowSpec,
-        state: SessionState,
-        tail: LedgerTail,
-        key: ReviewerSigner,
-    ) -> None:
-        """A signed checkpoint of the state just folded from the verified ledger
-        (kernel/checkpoint.py): the next policy load folds only what follows it."""
-        if tail.last_seq != state.last_seq or state.integrity or state.last_ts is None:
-            return
-        try:
-            data = _STATE_ENC.encode(state)
-        except OverflowError:  # an integer beyond msgpack's range: no checkpoint, full folds
-            return
-        blob = encode_checkpoint(
-            session=session,
-            seq=tail.last_seq,
-            head=tail.head,
-            hint=tail.hint,
-            workflow=workflow.sha256,
-            state=data,
-            signer=key.reviewer,
-            ts=state.last_ts,
-            sign=key.sign,
-        )
-        self.store.write_checkpoint(session, blob)
-
-    def _load_from_checkpoint(self, session: str, workflow: WorkflowSpec) -> LoadedSession | None:
-        """The verified state from the session's signed checkpoint plus the events after it,
-        or None (then the whole ledger is verified and folded)."""
-        check = self.trust.check_signature
-        if check is None:
-            return None
-        raw = self.store.read_checkpoint(session)
-        if raw is None:
-            return None
-        found = decode_checkpoint(raw, session, workflow.sha256, check)
-        if found is None:
-            logger.debug("checkpoint of %s not trusted (signature, session or state)", session)
-            return None
-        cp, state_bytes = found
-        ledger = self.store.ledger(session)
-        anchor = ledger.read_anchor()
-        line = ledger.line_at(cp.seq, cp.hint)
-        after = ledger.lines_after(cp.seq, cp.hint) if line is not None else None
-        if line is None or after is None:
-            logger.debug("checkpoint of %s: line %d is not where it was", session, cp.seq)
-            return None
-        following = continue_chain(line, after, cp, anchor)
-        if following is None:
-            logger.debug("checkpoint of %s: the ledger does not continue it", session)
-            return None
-        events, head = following
-        try:
-            state = _STATE_DEC.decode(state_bytes)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        if state.last_seq != cp.seq or state.session != session or state.integrity:
-            return None
-        first = ledger.first_event()
-        human_check = self._check([first, *events] if first is not None else [], full=True)
-        if events:
-            state = fold_from(workflow, state, events, human_check=human_check)
-        if state.integrity:
-            raise _integrity_error(
-                session, [Problem(i.rule, i.message, seq=i.seq) for i in state.integrity]
-            )
-        return LoadedSession(session, workflow, state, head, None)
 
     # ------------------------------------------------------------------ sessions
 
@@ -766,7 +537,8 @@ class WorkflowKernel:
         """Everything ``tht ledger verify`` checks: the file (schemas, seq, batches, hash
         chain, anchor, torn tail), the workflow snapshot, and the replay of every event
         (legality under the session's workflow; signatures in signed mode — with ``full``,
-        every signature, not only those after the last verified one, :meth:`_check`)."""
+        every signature, not only those after the last verified one,
+        :func:`kernel.session_signatures.session_check`)."""
         ledger = self.store.ledger(session)
         report = ledger.verify()
         problems = list(report.problems)
@@ -816,34 +588,6 @@ class WorkflowKernel:
 
     def session_ids(self) -> list[str]:
         return self.store.session_ids()
-
-
-#: the instant a key is checked at before it signs: an active key is valid then, a revoked one
-#: never (whatever its revocation's ``ts``)
-_AFTER_ANY_REVOCATION = "9999-12-31T23:59:59.999Z"
-
-
-def _last_trusted(events: Sequence[ev.Event], check: HumanCheck) -> int:
-    """The seq of the last signed human event whose signature verifies (0: none)."""
-    for event in reversed(events):
-        if event.sig is not None and is_human_actor(event.actor) and check(event) is None:
-            return event.seq
-    return 0
-
-
-def _witnessed(
-    check: HumanCheck, compromised: Callable[[ev.Event], bool], witness: int
-) -> HumanCheck:
-    """``check``, except that a genuine signature by a key revoked as compromised counts before
-    ``witness`` (a later trusted signature, which covers the whole history before it)."""
-
-    def witnessed(event: ev.Event) -> str | None:
-        problem = check(event)
-        if problem is not None and event.seq < witness and compromised(event):
-            return None
-        return problem
-
-    return witnessed
 
 
 def _all_problems(report: VerifyReport, state: SessionState) -> list[Problem]:

@@ -39,7 +39,7 @@ def signer_for(app: App) -> Any:
 def human_check(app: App) -> Any:
     """The signature check of a workspace-level ledger: the reviewer registry's, read on first
     use, which also says where signed mode began in that ledger
-    (:class:`kernel.replay.SigningStart`)."""
+    (:class:`kernel.signature_rules.SigningStart`)."""
     return _WorkspaceCheck(app)
 
 
@@ -58,8 +58,8 @@ class _WorkspaceCheck:
         registry: nothing recorded (an unsigned workspace). A registry that does not verify
         trusts nobody (composition.trust_of): every human entry must be signed — and no
         signature verifies."""
-        from kernel.replay import SigningStart
         from kernel.reviewer_events import LedgerStart
+        from kernel.signature_rules import SigningStart
 
         found = self._app.kernel.trust.human_check
         if found is None:

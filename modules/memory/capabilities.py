@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kernel.clock import Clock
 from kernel.ledger_records import Signer
-from kernel.replay import HumanCheck
+from kernel.signature_rules import HumanCheck
 from kernel.store.base import LedgerPort
 
 __all__ = ["MemoryCapabilities"]

@@ -37,7 +37,7 @@ from kernel.memory_events import (
     MemorySuperseded,
     SolvedQuestionSaved,
 )
-from kernel.replay import is_human_actor
+from kernel.signature_rules import is_human_actor
 from modules.memory.keys import memory_id, solved_id, subject_key, subject_target_key
 from modules.memory.records import FoldProblem, MemoryRecord, MemoryState, SolvedQuestion
 

@@ -22,7 +22,7 @@ from kernel.errors import ConflictError, IntegrityError, UsageError
 from kernel.ledger_records import Signer
 from kernel.ledger_verify import Problem, VerifyReport, genesis_hash, line_hash
 from kernel.log import get_logger
-from kernel.replay import is_human_actor, signature_problems
+from kernel.signature_rules import is_human_actor, signature_problems
 from modules.memory.cache import MemoryCache, decode_cache, encode_cache
 from modules.memory.capabilities import MemoryCapabilities
 from modules.memory.fold import fold_registry, fold_registry_from

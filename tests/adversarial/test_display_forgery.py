@@ -16,7 +16,8 @@ import pytest
 
 from kernel import events as ev
 from kernel.fold import SessionState, fold
-from kernel.workflow_kernel import StatusCache, WorkflowKernel
+from kernel.status_cache import StatusCache
+from kernel.workflow_kernel import WorkflowKernel
 from tests.adversarial.test_checkpoints import _signed_run
 from tests.golden import scenarios
 

@@ -19,8 +19,8 @@ import pytest
 
 from kernel import events as ev
 from kernel.ledger_verify import genesis_hash, line_hash
+from kernel.status_cache import StatusCache
 from kernel.workflow import WorkflowSpec
-from kernel.workflow_kernel import StatusCache
 from tests.golden import scenarios as sc
 
 REPO = Path(__file__).resolve().parents[2]

@@ -35,10 +35,10 @@ from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError
 from kernel.ledger_verify import Problem, line_hash
-from kernel.replay import HumanCheck, ledger_start
 from kernel.reviewer_events import LedgerStart, ReviewerAdded
 from kernel.reviewer_registry import ReviewerRegistry
 from kernel.reviewers import HumanEventCheck
+from kernel.signature_rules import HumanCheck, ledger_start
 from kernel.signing import SigningKey
 from kernel.store.base import WorkspaceLedgerName
 from kernel.store.fs import FileSystemStore

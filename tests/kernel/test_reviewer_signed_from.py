@@ -15,9 +15,9 @@ from kernel.clock import FixedClock
 from kernel.errors import PolicyError
 from kernel.events import EventDraft, decode_event, encode_event, stamp
 from kernel.ledger_verify import line_hash
-from kernel.replay import SigningStart
 from kernel.reviewer_events import LedgerStart, ReviewerAdded, ReviewerAddedPayload
 from kernel.reviewer_registry import ReviewerRegistry
+from kernel.signature_rules import SigningStart
 from kernel.signing import SigningKey, proof_message
 
 HEAD = "cd" * 32

@@ -15,8 +15,8 @@ from kernel import events as ev
 from kernel import memory_events as mev
 from kernel import reviewer_events as rev
 from kernel.fold import SessionState, empty_state, fold, fold_from
+from kernel.status_cache import StatusCache
 from kernel.workflow import load_workflow
-from kernel.workflow_kernel import StatusCache
 from tests.property.strategies import PAYLOADS, words
 
 WORKFLOW = load_workflow()

@@ -58,7 +58,7 @@ def _ledger_starts(app_: App) -> dict[str, LedgerStart]:
     after it must be signed, even if the agent later moves the registry aside to write one."""
     from typing import get_args
 
-    from kernel.replay import ledger_start
+    from kernel.signature_rules import ledger_start
     from kernel.store.base import WorkspaceLedgerName
 
     store = app_.kernel.store
