@@ -132,13 +132,18 @@ def test_the_reviewer_s_publish_is_an_approval_and_the_agent_s_detours_are_refus
     assert check["verdict"] == "warn" and "no reviewer's approval" in check["detail"]
     assert check["fix"] == "a reviewer: tht evidence publish --as human:ID"
 
-    # 2. ... and copies the approval of the reviewer's record onto its own: does not verify
+    # 2. ... and copies the approval of the reviewer's record onto its own: does not verify,
+    #    and `evidence status` does not show it as approved either
     state_file = ws / ".tht" / "evidence" / GENERATIONS_FILE
     state = json.loads(state_file.read_bytes())
     state["active"]["approval"] = generation["approval"]
     state_file.write_text(json.dumps(state), encoding="utf-8")
     code, body = _find(ws)
     assert (code, body["reason"]) == (6, "unapproved")
+    status = _agent(ws, "evidence", "status")
+    assert "NOT APPROVED" in status.stdout and f"approved by {ANN}" not in status.stdout
+    shown = json.loads(_agent(ws, "evidence", "status", "--json").stdout)
+    assert "does not verify" in shown["unapproved"]
 
     # the reviewer reviews the diff, restores the unit and publishes: approved again
     unit.write_bytes(genuine)

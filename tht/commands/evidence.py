@@ -108,6 +108,9 @@ def status_cmd(
     loaded = load_evidence(runtime.paths, max_chunk_chars=runtime.settings.max_chunk_chars)
     body = status_report(loaded.state)
     body["active_generation"] = runtime.active_generation()
+    problem = runtime.approval_problem() if body["active_generation"] is not None else None
+    if problem is not None:  # signed mode: what every search will say (a record is a file)
+        body["unapproved"] = problem
     inv.emit(body, _status_text(body))
 
 
@@ -131,7 +134,9 @@ def _status_text(body: dict[str, object]) -> str:
     generation = body.get("active_generation")
     line = f"active generation: {generation['id'] if isinstance(generation, dict) else 'none'}"
     approval = generation.get("approval") if isinstance(generation, dict) else None
-    if isinstance(approval, dict):
+    if "unapproved" in body:
+        line += f"\nNOT APPROVED: {body['unapproved']}"
+    elif isinstance(approval, dict):
         line += f" (approved by {approval['reviewer']} at {approval['approved_at']})"
     lines.append(line)
     return "\n".join(lines)
