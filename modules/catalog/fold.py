@@ -242,6 +242,8 @@ class _Folder:
             tables = self.content.tables
             tables.update(self.flag_decisions.restore(tables, added))
             tables.update(self.description_decisions.restore(tables, set(tables) - before, added))
+            logical = self.content.logical
+            logical.update(self.relationship_decisions.manual(tables, logical, added))
             self.follows = applied if run.scope is None else None
         self.runs[p.run] = _replace(
             run,

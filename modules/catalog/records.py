@@ -235,6 +235,9 @@ class RelationshipDecision(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
     seq: int  # the entry that recorded it
     actor: str
+    # a Manual Relationship's (restored when a sync observes its endpoint anew) and its rationale
+    origin: Literal["generated", "manual"] = "generated"
+    rationale: str = ""
 
 
 class CatalogProblem(msgspec.Struct, frozen=True, kw_only=True):

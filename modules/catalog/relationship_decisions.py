@@ -40,7 +40,8 @@ import msgspec
 
 from modules.catalog.curation_memory import CurationMemory
 from modules.catalog.endpoints import format_endpoint
-from modules.catalog.records import LogicalRelationship, RelationshipDecision
+from modules.catalog.flag_decisions import present_column
+from modules.catalog.records import CatalogTable, LogicalRelationship, RelationshipDecision
 
 __all__ = ["RelationshipDecisions"]
 
@@ -85,6 +86,8 @@ class RelationshipDecisions:
             reason=reason,
             seq=seq,
             actor=actor,
+            origin=relationship.origin,
+            rationale=relationship.rationale,
         )
         self._memory.remember(decision, lambda old: old.id in logical)
 
@@ -131,21 +134,62 @@ class RelationshipDecisions:
         self.remember(record, "active", reason="", seq=record.seq, actor=actor, logical=logical)
         return record
 
+    def manual(
+        self,
+        tables: Mapping[str, CatalogTable],
+        logical: Mapping[str, LogicalRelationship],
+        added: Collection[tuple[str, str]],
+    ) -> dict[str, LogicalRelationship]:
+        """The Manual Relationships to put back after a completed sync: those whose last human
+        decision is that they exist (added, or restored), that a sync removed with an endpoint,
+        when that endpoint is observed anew (``added``) and both ends are in the catalog again.
+        The sync planner applies it before generating (no candidate duplicates one), the fold
+        at the sync's completion: nothing is written for it."""
+        if not self._memory or not added:
+            return {}
+        fresh = set(added)
+        found: dict[str, LogicalRelationship] = {}
+        for d in self._memory:
+            if d.state != "active" or d.origin != "manual" or d.id in logical:
+                continue
+            ends = [(d.from_table, c) for c in d.from_columns]
+            ends += [(d.to_table, c) for c in d.to_columns]
+            if any(e in fresh for e in ends) and all(present_column(tables, *e) for e in ends):
+                found[d.id] = LogicalRelationship(
+                    id=d.id,
+                    origin="manual",
+                    from_table=d.from_table,
+                    from_columns=d.from_columns,
+                    to_table=d.to_table,
+                    to_columns=d.to_columns,
+                    rationale=d.rationale,
+                    seq=d.seq,
+                )
+        return found
+
     def cleaned(
         self, removed: Collection[tuple[str, str]], *, reason: str, seq: int, actor: str
     ) -> None:
         """A human's cleanup removed these columns: the remembered Logical Deletions of their
-        relationships become Permanent."""
+        relationships become Permanent, and their Manual Relationships are not put back (the
+        decision becomes neutral: generated as any candidate)."""
         if not self._memory or not removed:
             return
         gone = {(table.lower(), column.lower()) for table, column in removed}
         for old in self._memory:
-            if old.state != "deleted" or not _touches(old, gone):
+            if not _touches(old, gone):
                 continue
-            permanent = msgspec.structs.replace(
-                old, state="permanent", reason=reason, seq=seq, actor=actor
-            )
-            self._memory.remember(permanent, lambda _: True)
+            if old.state == "deleted":
+                changed = msgspec.structs.replace(
+                    old, state="permanent", reason=reason, seq=seq, actor=actor
+                )
+            elif old.state == "active" and old.origin == "manual":
+                changed = msgspec.structs.replace(
+                    old, origin="generated", rationale="", reason=reason, seq=seq, actor=actor
+                )
+            else:
+                continue
+            self._memory.remember(changed, lambda _: True)
 
     def freeze(self) -> tuple[RelationshipDecision, ...]:
         return self._memory.freeze()

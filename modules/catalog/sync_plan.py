@@ -137,6 +137,9 @@ def plan_sync_completed(
         tables=dict(state.tables), physical=dict(state.physical), logical=dict(state.logical)
     )
     _, added = apply_snapshot(content, snapshot, scope=scope, version=version)
+    decisions = RelationshipDecisions(state.relationship_decisions)
+    # the Manual Relationships the fold puts back: no candidate is generated in their place
+    content.logical.update(decisions.manual(content.tables, content.logical, added))
     changes = table_changes(state.tables, content.tables)
     tables, columns, relationships = _in_scope(snapshot, scope, dict(state.tables))
     completed = ev.EventDraft(
@@ -159,7 +162,6 @@ def plan_sync_completed(
     )
     new_columns = frozenset(added)
     generated = generated_drafts(content, new_columns, SYNC_ACTOR) if new_columns else []
-    decisions = RelationshipDecisions(state.relationship_decisions)
     kept = [d for d in generated if _state_of(decisions, d) != "permanent"]
     return [completed, *kept]
 

@@ -19,6 +19,7 @@ from modules.catalog import (
     Catalog,
     fold_catalog,
     fold_catalog_from,
+    plan_add,
     plan_cleanup,
     plan_delete,
     plan_reconstruct,
@@ -436,3 +437,58 @@ def test_a_permanent_deletion_redone_after_an_older_sync_brought_it_back_still_v
     world._append(redelete)
     _verified(world)
     assert rid not in world.catalog.load_for_write().state.logical
+
+
+def test_a_manual_relationship_comes_back_with_its_endpoint_and_a_cleanup_removes_it() -> None:
+    """The two-sync trick on a Manual Relationship: the sync that no longer observes
+    ``fatture.totale`` removes the relationship with it; the one that observes it anew puts it
+    back as the human added it (origin, rationale, seq), and generates nothing in its place. A
+    human's cleanup of the column removes it for good."""
+    world = World()
+    state = world.catalog.load_for_write().state
+    added = plan_add(state, "fatture.totale", "clienti.id", rationale="by hand", actor=ANN)
+    world._append(added)
+    rid = added.subject
+    assert rid is not None
+    before = world.catalog.load_for_write().state.logical[rid]
+    world.drop_column("fatture", "totale")
+    world.sync(scoped=False)
+    assert rid not in world.catalog.load_for_write().state.logical
+    world.add_column("fatture", "totale")
+    world.sync(scoped=False)
+    back = world.catalog.load_for_write().state.logical[rid]
+    assert (back.origin, back.state, back.rationale, back.seq) == (
+        "manual",
+        "active",
+        "by hand",
+        before.seq,
+    )
+    events = world.catalog.caps.ledger.read().events
+    assert not any(isinstance(e, cev.RelationshipGenerated) and e.payload.id == rid for e in events)
+    _verified(world)
+    # a human's cleanup of the column: not put back when the column is observed again
+    state = world.catalog.load_for_write().state
+    world._append(plan_cleanup(state, reason="tidy", actor=ANN, columns=["fatture.totale"]))
+    world.sync(scoped=False)
+    state = world.catalog.load_for_write().state
+    assert state.table("fatture").column("totale") is not None and rid not in state.logical
+    _verified(world)
+
+
+def test_a_manual_relationship_on_a_generated_pair_is_not_replaced_by_a_candidate() -> None:
+    """A human deleted the generated ``fatture.cliente_id → clienti.id`` permanently and added
+    it by hand: after the two syncs it is the manual one again, and the sync planner generated
+    no candidate in its place (which the fold would have recorded over it)."""
+    world = World()
+    world.delete(permanent=True)
+    state = world.catalog.load_for_write().state
+    added = plan_add(state, "fatture.cliente_id", "clienti.id", rationale="mine", actor=ANN)
+    world._append(added)
+    rid = added.subject
+    seen = len(world.catalog.caps.ledger.read().events)
+    world.two_syncs("fatture.cliente_id", 0, False)
+    back = world.catalog.load_for_write().state.logical[rid]
+    assert (back.origin, back.rationale) == ("manual", "mine")
+    later = world.catalog.caps.ledger.read().events[seen:]
+    assert not any(isinstance(e, cev.RelationshipGenerated) for e in later)
+    _verified(world)
