@@ -12,52 +12,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from modules.evidence.generations import GENERATIONS_FILE
-from tht.ptyrun import TerminalRun, run_in_terminal
+from tests.support.roles import REPO, agent, reviewer
+from tht.ptyrun import TerminalRun
 
-REPO = Path(__file__).resolve().parents[2]
 SOURCES = REPO / "tests" / "fixtures" / "evidence" / "sources"
 ANN = "human:ann"
 ANN_PW = "ann's long signing passphrase"
 QUERY = "Tasso di occupazione dei posti letto"
 
 
-def _env(ws: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("THT_")}
-    return {
-        **base,
-        "THT_WORKSPACE": str(ws),
-        "THT_HOME": str(ws.parent / "home"),
-        "THT_CLOCK": "fixed:2026-01-01T00:00:00Z",
-    }
-
-
 def _agent(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """What an agent's shell runs: no controlling terminal, nothing on stdin."""
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        env=_env(ws),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=180,
-    )
+    return agent(ws, *args)
 
 
 def _reviewer(ws: Path, *args: str, typed: tuple[str, ...] = (ANN_PW,)) -> TerminalRun:
-    return run_in_terminal(
-        [sys.executable, "-m", "tht", *args], env=_env(ws), cwd=REPO, typed=typed, timeout=180
-    )
+    return reviewer(ws, *args, typed=typed)
 
 
 def _find(ws: Path) -> tuple[int, dict[str, object]]:

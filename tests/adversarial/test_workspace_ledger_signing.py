@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -51,7 +49,8 @@ from modules.memory import MemoryRegistry, memory_id
 from tests.modules.catalog.conftest import SHOP, alter
 from tests.modules.catalog.fakes import FakeDatabase, catalog_on, shop
 from tests.modules.memory.registry_support import forgotten, registry_on, saved
-from tht.ptyrun import TerminalRun, run_in_terminal
+from tests.support.roles import agent, reviewer
+from tht.ptyrun import TerminalRun
 from tht.workspace_signing import human_check
 
 ANN = "human:ann"
@@ -347,35 +346,12 @@ def test_control_without_a_registry_an_unsigned_workspace_takes_unsigned_entries
 # --------------------------------------------------------------------------- the real CLI
 
 
-def _env(ws: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("THT_")}
-    return {
-        **base,
-        "THT_WORKSPACE": str(ws),
-        "THT_HOME": str(ws.parent / "home"),
-        "THT_CLOCK": "fixed:2026-01-01T00:00:00Z",
-        "THT_SEED": "7",
-    }
-
-
 def _agent(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """What an agent's shell runs: no controlling terminal, nothing on stdin."""
-    return subprocess.run(
-        [sys.executable, "-m", "tht", *args],
-        env=_env(ws),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=120,
-    )
+    return agent(ws, *args, seed="7", timeout=120)
 
 
 def _reviewer(ws: Path, *args: str, typed: tuple[str, ...]) -> TerminalRun:
-    return run_in_terminal(
-        [sys.executable, "-m", "tht", *args], env=_env(ws), cwd=REPO, typed=typed, timeout=120
-    )
+    return reviewer(ws, *args, typed=typed, seed="7", timeout=120)
 
 
 @pytest.fixture
