@@ -11,8 +11,8 @@ it back to an object it observes anew. Three kinds use this memory:
 
 - Sensitive Data Flags, by column (modules/catalog/flag_decisions.py);
 - Descriptions, by table and by column (modules/catalog/description_decisions.py);
-- Logical and Permanent Relationship Deletions, Restores, by relationship
-  (modules/catalog/relationship_decisions.py).
+- Logical and Permanent Relationship Deletions, Restores and Manual Relationships, by
+  relationship (modules/catalog/relationship_decisions.py).
 
 A decision's **spelling** is the names it is about as the catalog spelt them then
 (``("people", "email")``); its **identity** is the spelling case-folded, as the catalog matches
