@@ -9,8 +9,9 @@
    new generation id — invisible to searches, which filter on the active id;
 4. evaluate the candidate on ``evidence/eval.yaml`` (none: publish with a warning);
    the last point written is the generation's completion marker;
-5. activate only if it passes: the record lists every fragment point's digest and, in signed
-   mode, carries the approving reviewer's signature over the rest of it (checked against the
+5. activate only if it passes: the generation's digest table (every fragment point's SHA-256)
+   is written and its SHA-256 recorded, and in signed mode the record carries the approving
+   reviewer's signature over the rest of it (checked against the
    reviewer registry before activation: modules/evidence/approval.py; without a reviewer, a
    signed workspace refuses to publish before anything is read); it is replaced atomically,
    then the points of every other generation are deleted. A failing candidate is deleted and
