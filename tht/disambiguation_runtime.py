@@ -126,7 +126,7 @@ def glossary_entries(app: App, question: str) -> tuple[GlossaryEntry, ...]:
     from modules.evidence.search import search_evidence
     from tht.evidence_runtime import open_evidence
 
-    runtime = open_evidence(app.workspace.root)
+    runtime = open_evidence(app.workspace.root, trust=lambda: app.kernel.trust)
     try:
         if runtime.active_generation() is None:
             return ()

@@ -40,6 +40,9 @@ class EvidenceRuntime:
     workspace_settings: WorkspaceSettingsView
     clock: Clock  # the composition root's (THT_CLOCK-aware, as for sessions)
     nonce: Callable[[], str] | None = None  # deterministic under THT_CLOCK / THT_SEED
+    # the caller's trust when it has one (a session command's kernel already verified the
+    # reviewer registry): read again from the workspace only when it has none
+    trust_of: Callable[[], Trust] | None = None
     _opened: dict[str, Any] = field(default_factory=dict)
 
     def _once(self, name: str, build: Callable[[], _T]) -> _T:
@@ -124,6 +127,8 @@ class EvidenceRuntime:
     def trust(self) -> Trust:
         """The workspace's trust (signed mode, the reviewer registry's signature check), read
         once per command: a signed workspace's generations need a reviewer's approval."""
+        if self.trust_of is not None:
+            return self.trust_of()
         from tht.composition import trust_of
 
         return self._once("trust", lambda: trust_of(self.workspace))
@@ -209,7 +214,7 @@ class EvidenceRuntime:
                     closer()
 
 
-def open_evidence(root: Path) -> EvidenceRuntime:
+def open_evidence(root: Path, *, trust: Callable[[], Trust] | None = None) -> EvidenceRuntime:
     """The Evidence module's runtime for one command, with the composition root's clock and,
     when the run is deterministic (``THT_CLOCK`` or ``THT_SEED``), a nonce from the seed, so
     generation ids and ``created_at`` repeat from run to run."""
@@ -235,6 +240,7 @@ def open_evidence(root: Path) -> EvidenceRuntime:
         workspace_settings=settings,
         clock=clock_from_env(ws.state_dir),
         nonce=nonce,
+        trust_of=trust,
     )
 
 

@@ -123,7 +123,7 @@ def reindex_memory(
     from tht.evidence_runtime import open_evidence
 
     current = loaded if loaded is not None else open_registry(app).load_for_write()
-    runtime = open_evidence(app.workspace.root)
+    runtime = open_evidence(app.workspace.root, trust=lambda: app.kernel.trust)
     try:
         report = reindex(
             _index_caps(app, runtime, progress), current.state, registry_head=current.head
@@ -281,7 +281,7 @@ def _search(
     from modules.memory.terms import live_terms
     from tht.evidence_runtime import open_evidence
 
-    runtime = open_evidence(app.workspace.root)
+    runtime = open_evidence(app.workspace.root, trust=lambda: app.kernel.trust)
     try:
         caps = _index_caps(app, runtime)
         header = check_index(caps, last_seq=state.last_seq, head=head)

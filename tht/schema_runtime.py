@@ -86,7 +86,7 @@ def reindex_schema(
     from modules.catalog.schema_index import reindex
     from tht.evidence_runtime import open_evidence
 
-    runtime = open_evidence(app.workspace.root)
+    runtime = open_evidence(app.workspace.root, trust=lambda: app.kernel.trust)
     try:
         return reindex(_capabilities(app, runtime, progress), view).to_json()
     finally:
@@ -161,7 +161,7 @@ def link_schema(
     if limit < 1:
         raise UsageError(f"--limit {limit}: must be at least 1")
     view = _view(app)
-    runtime = open_evidence(app.workspace.root)
+    runtime = open_evidence(app.workspace.root, trust=lambda: app.kernel.trust)
     try:
         caps = _capabilities(app, runtime)
         header = check_index(caps, view)

@@ -121,7 +121,7 @@ def pack_cmd(
 
     app_ = open_app(inv.workspace)
     sid = resolve_session(app_, session_or_env(session))
-    runtime = open_evidence(inv.workspace)
+    runtime = open_evidence(inv.workspace, trust=lambda: app_.kernel.trust)
     from modules.evidence.consultation import evidence_pack
 
     try:

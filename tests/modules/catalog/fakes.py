@@ -27,6 +27,7 @@ from kernel.errors import NotFoundError
 from kernel.store.memory import MemoryStore
 from modules.catalog import Catalog, CatalogCapabilities, DatabaseAccess
 from modules.catalog.capabilities import Progress
+from modules.catalog.records import CatalogState
 
 
 def columns(*specs: str) -> list[ObservedColumn]:
@@ -182,3 +183,16 @@ def catalog_on(
         **extra,  # type: ignore[arg-type]
     )
     return Catalog(caps)
+
+
+def folded_alike(catalog: Catalog, cut: int) -> CatalogState:
+    """The catalog's ledger folded whole, asserted equal to folding it in two parts at ``cut``
+    (the fold is canonical and incremental)."""
+    from modules.catalog import fold_catalog, fold_catalog_from
+
+    events = catalog.caps.ledger.read().events
+    load = catalog.load_snapshot
+    whole = fold_catalog(events, load)
+    split = min(cut, len(events))
+    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    return whole

@@ -17,8 +17,6 @@ from kernel import catalog_events as cev
 from kernel.errors import IntegrityError, PolicyError
 from modules.catalog import (
     Catalog,
-    fold_catalog,
-    fold_catalog_from,
     plan_add,
     plan_cleanup,
     plan_delete,
@@ -30,7 +28,7 @@ from modules.catalog.curation_memory import CurationMemory, identity
 from modules.catalog.descriptions import plan_consolidation, plan_description, plan_proposal
 from modules.catalog.records import CatalogTable, LogicalRelationship, RelationshipDecision
 from modules.catalog.relationship_decisions import RelationshipDecisions
-from tests.modules.catalog.fakes import FakeDatabase, catalog_on
+from tests.modules.catalog.fakes import FakeDatabase, catalog_on, folded_alike
 
 ANN = "human:ann"
 TARGETS = ("clienti", "clienti.nome", "fatture.cliente_id")
@@ -358,11 +356,7 @@ def test_every_object_carries_the_last_human_description_and_deletion_about_it(
         world.check()
     world.sync(scoped=False)  # whatever the database holds now
     world.check()
-    events = world.catalog.caps.ledger.read().events
-    load = world.catalog.load_snapshot
-    whole = fold_catalog(events, load)
-    split = min(cut, len(events))
-    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    whole = folded_alike(world.catalog, cut)
     assert not whole.problems
     assert world.catalog.verify().ok
 
@@ -373,13 +367,8 @@ def test_every_object_carries_the_last_human_description_and_deletion_about_it(
 def _verified(world: World) -> None:
     """The catalog's ledger verifies and folds without a problem, whole and in two parts."""
     assert world.catalog.verify().ok
-    events = world.catalog.caps.ledger.read().events
-    state = world.catalog.load_for_write().state
-    assert state.problems == ()
-    load = world.catalog.load_snapshot
-    cut = len(events) // 2
-    whole = fold_catalog(events, load)
-    assert fold_catalog_from(fold_catalog(events[:cut], load), events[cut:], load) == whole
+    assert world.catalog.load_for_write().state.problems == ()
+    folded_alike(world.catalog, len(world.catalog.caps.ledger.read().events) // 2)
 
 
 def test_a_ledger_where_a_human_redid_what_two_syncs_undid_still_verifies(

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel.errors import PolicyError
-from modules.catalog import Catalog, fold_catalog, fold_catalog_from, plan_cleanup, run_sync
+from modules.catalog import Catalog, plan_cleanup, run_sync
 from modules.catalog.flag_decisions import FlagDecisions, identity
 from modules.catalog.records import CatalogColumn, CatalogTable, FlagDecision
 from modules.catalog.sensitive_flags import plan_flags
-from tests.modules.catalog.fakes import FakeDatabase, catalog_on
+from tests.modules.catalog.fakes import FakeDatabase, catalog_on, folded_alike
 
 ANN = "human:ann"
 COLUMNS = ("email", "nome")
@@ -196,11 +196,7 @@ def test_every_present_column_carries_the_last_human_decision_about_it(
         world.check()
     world.sync(scoped=False)  # whatever the database holds now
     world.check()
-    events = world.catalog.caps.ledger.read().events
-    load = world.catalog.load_snapshot
-    whole = fold_catalog(events, load)
-    split = min(cut, len(events))
-    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    whole = folded_alike(world.catalog, cut)
     assert not whole.problems
     assert world.catalog.verify().ok
 

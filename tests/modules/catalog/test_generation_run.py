@@ -15,7 +15,7 @@ from kernel import catalog_events as cev
 from kernel import events as ev
 from kernel.clock import FixedClock
 from kernel.errors import IntegrityError, NotFoundError, UsageError
-from modules.catalog import Catalog, fold_catalog, fold_catalog_from, run_sync
+from modules.catalog import Catalog, run_sync
 from modules.catalog.generation_run import (
     MAX_DESCRIPTION_CHARS,
     NON_GENERATABLE_TEXT,
@@ -32,7 +32,7 @@ from modules.catalog.generation_run import (
     validate_answer,
 )
 from modules.catalog.records import CatalogColumn, CatalogState, CatalogTable
-from tests.modules.catalog.fakes import FakeDatabase, catalog_on, shop
+from tests.modules.catalog.fakes import FakeDatabase, catalog_on, folded_alike, shop
 
 T = GenerationTarget
 
@@ -385,11 +385,7 @@ def test_folding_runs_in_two_parts_equals_folding_at_once_and_every_end_adds_up(
             counts = RunCounts(requested=requested, generated=g, non_generatable=n, skipped=skipped)
             draft = plan_finished(run, counts, "completed")
         forge(catalog, draft)
-    events = catalog.caps.ledger.read().events
-    split = min(cut, len(events))
-    load = catalog.load_snapshot
-    whole = fold_catalog(events, load)
-    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    whole = folded_alike(catalog, cut)
     active = [r for r in whole.generation_runs.values() if r.status == "active"]
     assert [r.id for r in active] == ([whole.active_generation] if whole.active_generation else [])
     for record in whole.generation_runs.values():

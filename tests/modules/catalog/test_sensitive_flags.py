@@ -18,10 +18,10 @@ from kernel.errors import IntegrityError, NotFoundError, PolicyError, UsageError
 from kernel.reviewer_registry import ReviewerRegistry
 from kernel.signing import generate_signing_key
 from kernel.store.memory import MemoryStore
-from modules.catalog import Catalog, fold_catalog, fold_catalog_from, plan_cleanup, run_sync
+from modules.catalog import Catalog, plan_cleanup, run_sync
 from modules.catalog.records import CatalogState
 from modules.catalog.sensitive_flags import plan_flags, plan_suggestion_run, suggest
-from tests.modules.catalog.fakes import FakeDatabase, catalog_on, shop
+from tests.modules.catalog.fakes import FakeDatabase, catalog_on, folded_alike, shop
 
 ANN = "human:ann"
 
@@ -377,9 +377,5 @@ def test_folding_in_two_parts_equals_folding_at_once(
         except PolicyError:
             continue  # already at that value: nothing recorded
         catalog.append(catalog.load_for_write(), plan.drafts)
-    events = catalog.caps.ledger.read().events
-    split = min(cut, len(events))
-    load = catalog.load_snapshot
-    whole = fold_catalog(events, load)
-    assert fold_catalog_from(fold_catalog(events[:split], load), events[split:], load) == whole
+    whole = folded_alike(catalog, cut)
     assert not whole.problems
