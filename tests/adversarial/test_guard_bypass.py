@@ -65,6 +65,9 @@ HUMAN_BYPASSES = [
     "tht 're'view answer 3",
     "python -mtht review answer 3",
     "python3 -m tht.cli session finalize",
+    "tht evidence publish --as human:a",  # a reviewer's approval of the evidence
+    "X=tht; $X evidence 'pub'lish --json --as human:a",
+    'eval "tht evidence publish --as human:a"',
     'eval "tht review answer 3"',
     "echo 3 | xargs tht review answer",
     "./approve review answer 3",
@@ -189,6 +192,7 @@ ALLOWED = [
     "tht review list",
     "tht review show 5",
     "tht ledger verify",
+    "tht evidence publish --json",  # unsigned mode's publish; signed mode refuses it (exit 2)
     "tht session log --json",
     "cat sessions/S/ledger.jsonl",
     "sed -n 1p sessions/S/ledger.jsonl",
