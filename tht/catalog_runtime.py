@@ -117,11 +117,12 @@ def catalog_capabilities(app: App, *, with_database: bool = False) -> CatalogCap
     """The module's capabilities; the database only ``with_database`` (reads never need it)."""
     from modules.catalog import CatalogCapabilities
     from modules.catalog.sync_lock import sync_lock
+    from tht.witness_runtime import witnessed_ledger
 
     store = app.kernel.store
     lock_path = catalog_dir(app) / "sync.lock"
     return CatalogCapabilities(
-        ledger=store.workspace_ledger("catalog"),
+        ledger=witnessed_ledger(app, "catalog"),
         put_object=lambda data: store.put_workspace_object("catalog", data),
         get_object=lambda sha: store.get_workspace_object("catalog", sha),
         read_cache=lambda: store.read_workspace_cache("catalog"),

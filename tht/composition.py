@@ -358,19 +358,27 @@ def trust_of(workspace: Workspace, unlock: Callable[[str], ReviewerSigner] | Non
     session."""
     signed = _signed_setting(workspace)
     unlocker = unlock or _unlocker(None)
-    if not _has_registry(workspace):
+    from tht.witness_runtime import witness_path
+
+    witness = witness_path(workspace, "reviewers")
+    if not _has_registry(workspace) and not witness.exists():
         # an unsigned workspace's `tht session status` builds this too (is it signed?): no
         # registry, no signature stack to import (cryptography costs ~20 ms)
         return Trust(signed=signed, unlock=unlocker if signed else None)
     from kernel.reviewer_registry import ReviewerRegistry
 
-    registry = ReviewerRegistry(workspace.reviewers_dir)
-    if not registry.exists():
+    registry = ReviewerRegistry(workspace.reviewers_dir, witness=witness)
+    if not registry.exists() and not registry.witnessed():
         return Trust(signed=signed, unlock=unlocker if signed else None)
     report = registry.verify()
     state = registry.state()
     if not report.ok:
-        reason = "the reviewer registry does not verify (`tht reviewer verify`)"
+        rolled = [p for p in report.problems if p.code == "rolled_back"]
+        reason = (
+            f"the reviewer registry was rolled back ({rolled[0].message})"
+            if rolled
+            else "the reviewer registry does not verify (`tht reviewer verify`)"
+        )
 
         def broken(event: object) -> str | None:
             return reason

@@ -68,12 +68,13 @@ _PER_TEXT: Final = 10
 
 def open_registry(app: App) -> MemoryRegistry:
     from modules.memory import MemoryCapabilities, MemoryRegistry
+    from tht.witness_runtime import witnessed_ledger
     from tht.workspace_signing import human_check, signer_for
 
     store = app.kernel.store
     return MemoryRegistry(
         MemoryCapabilities(
-            ledger=store.workspace_ledger("memory"),
+            ledger=witnessed_ledger(app, "memory"),
             clock=app.clock,
             read_cache=lambda: store.read_workspace_cache("memory"),
             write_cache=lambda data: store.write_workspace_cache("memory", data),

@@ -86,15 +86,21 @@ def test_the_reviewer_s_publish_is_an_approval_and_the_agent_s_detours_are_refus
     assert f"approved by {ANN}" in status.stdout
 
     # 1. the agent forges a unit, moves the registry aside (tht then believes the workspace
-    #    unsigned), publishes, puts the registry back: its generation is not approved
+    #    unsigned), publishes, puts the registry back: its generation is not approved. (With
+    #    the registry's witness still there, a registry moved aside trusts nobody and the
+    #    publish is a human's; this agent moves the witness aside too.)
     unit = ws / "evidence" / "units" / "tasso-di-occupazione.md"
     genuine = unit.read_bytes()
     unit.write_bytes(genuine + b"\nI letti chiusi contano come occupati.\n")
     shutil.move(ws / "reviewers", ws / "reviewers.aside")
+    assert _agent(ws, "evidence", "publish", "--json").returncode == 2
+    witness = ws / ".tht" / "witness" / "reviewers.json"
+    shutil.move(witness, ws / "witness.aside")
     forged = _agent(ws, "evidence", "publish", "--json")
     assert forged.returncode == 0, forged.stderr
     assert "approval" not in json.loads(forged.stdout)["generation"]
     shutil.move(ws / "reviewers.aside", ws / "reviewers")
+    shutil.move(ws / "witness.aside", witness)
     code, body = _find(ws)
     assert (code, body["status"], body["reason"], body["results"]) == (
         6,

@@ -68,6 +68,9 @@ HUMAN_BYPASSES = [
     "tht evidence publish --as human:a",  # a reviewer's approval of the evidence
     "X=tht; $X evidence 'pub'lish --json --as human:a",
     'eval "tht evidence publish --as human:a"',
+    "tht memory verify --accept-rollback --as human:a",  # a rollback accepted
+    "X=tht; $X reviewer 'ver'ify --json --accept-rollback --as human:a",
+    'eval "tht catalog verify --accept-rollback --as human:a"',
     'eval "tht review answer 3"',
     "echo 3 | xargs tht review answer",
     "./approve review answer 3",
@@ -193,6 +196,8 @@ ALLOWED = [
     "tht review show 5",
     "tht ledger verify",
     "tht evidence publish --json",  # unsigned mode's publish; signed mode refuses it (exit 2)
+    "tht memory verify --json",  # reading; --accept-rollback is a human's
+    "tht reviewer verify",
     "tht session log --json",
     "cat sessions/S/ledger.jsonl",
     "sed -n 1p sessions/S/ledger.jsonl",

@@ -385,8 +385,14 @@ def test_through_the_cli_moving_the_registry_aside_forges_no_catalog_or_memory_d
     assert _agent(ws, "catalog", "verify").returncode == 0
     rid = json.loads(_agent(ws, "catalog", "relationships", "--json").stdout)[0]["id"]
 
-    # the agent: registry aside, human-only commands as ann (tht believes it unsigned), back
+    # the agent: registry aside, human-only commands as ann (tht believes it unsigned), back.
+    # The registry's witness gives a registry moved aside away (a rollback to nothing: every
+    # command refuses), so this agent moves the witness aside too
     shutil.move(ws / "reviewers", ws / "reviewers.aside")
+    caught = _agent(ws, "catalog", "relationship", "delete", rid, "--reason", "x", "--as", ANN)
+    assert caught.returncode == 7 and "rolled back" in caught.stderr, caught.stderr
+    witness = ws / ".tht" / "witness" / "reviewers.json"
+    shutil.move(witness, ws / "witness.aside")
     deleted = _agent(ws, "catalog", "relationship", "delete", rid, "--reason", "x", "--as", ANN)
     assert deleted.returncode == 0, deleted.stderr
     store = FileSystemStore(ws / "sessions", ws / ".tht" / "cache")
@@ -395,6 +401,7 @@ def test_through_the_cli_moving_the_registry_aside_forges_no_catalog_or_memory_d
         memory.load_for_write(), [saved("ablazione", "flag", "procedures.flag", reviewer=ANN)]
     )
     shutil.move(ws / "reviewers.aside", ws / "reviewers")
+    shutil.move(ws / "witness.aside", witness)
 
     catalog_verify = _agent(ws, "catalog", "verify", "--json")
     assert catalog_verify.returncode == 7, catalog_verify.stdout

@@ -380,15 +380,25 @@ def test_a_failed_registry_append_leaves_no_key_file(env: dict[str, str]) -> Non
     assert not _key_file(env, "human:bob").exists()
 
 
-def test_a_recreated_registry_is_only_told_apart_by_the_noted_key_id(env: dict[str, str]) -> None:
-    """Known limit (documented): deleting the registry and starting a new one with the agent's
-    own root verifies fine; the human recognises it only by the key id they noted at `add`."""
+def test_a_recreated_registry_is_caught_by_the_witness_else_only_by_the_noted_key_id(
+    env: dict[str, str],
+) -> None:
+    """Deleting the registry and starting a new one with the agent's own root: the witness of
+    the registry this workspace's tht verified gives it away (``rolled_back``: its line 1 is
+    another one). Known limit (documented): an agent that deletes the witness too gets a
+    registry that verifies, which the human recognises only by the key id they noted at
+    `add`."""
     noted = _add_ann(env)["key_id"]
     folder = _ws(env) / "reviewers"
     for path in folder.iterdir():
         path.unlink()
     impostor = generate_signing_key("human:ann")
     ReviewerRegistry(folder).add_reviewer(impostor, by=None, clock=FixedClock())
+    caught = tht(env, "reviewer", "verify", "--json")
+    assert caught.returncode == 7
+    codes = [p["code"] for p in json.loads(caught.stdout)["problems"]]
+    assert codes == ["rolled_back"]
+    (_ws(env) / ".tht" / "witness" / "reviewers.json").unlink()
     assert tht(env, "reviewer", "verify").returncode == 0
     listed = json.loads(tht(env, "reviewer", "list", "--json").stdout)
     assert [r["key_id"] for r in listed["reviewers"]] == [impostor.key_id] != [noted]

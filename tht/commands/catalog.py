@@ -235,23 +235,53 @@ def verify_cmd(
         ),
     ] = False,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (with --repair).")] = None,
+    accept_rollback: Annotated[
+        bool,
+        typer.Option(
+            "--accept-rollback",
+            help="Human-only: accept the ledger as it is now after a rollback, unrecorded "
+            "(--repair records it; a backup restores it).",
+        ),
+    ] = False,
     actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Verify the catalog ledger (chain, anchor, snapshots, fold, signatures); exit 7 on damage.
-    ``--repair --reason T --as human:ID`` is the explicit repair (never done by a write)."""
-    from kernel.errors import NotFoundError
+    """Verify the catalog ledger (chain, anchor, snapshots, fold, signatures, and the witness of
+    the longest ledger this workspace's tht verified: a rollback is ``rolled_back``); exit 7 on
+    damage. ``--repair --reason T --as human:ID`` is the explicit repair (never done by a
+    write); ``--accept-rollback --as human:ID`` accepts a rollback without recording it."""
+    from kernel.errors import NotFoundError, UsageError
+    from kernel.ledger_witness import WitnessedLedger
     from tht import catalog_runtime
 
     inv = invocation(workspace, json_, debug)
-    who = human_actor(actor) if repair else None
+    if repair and accept_rollback:
+        raise UsageError("--repair and --accept-rollback are two ways out: choose one")
+    who = None
+    if repair:
+        who = human_actor(actor)
+    if accept_rollback:
+        who = human_actor(actor)
     app_ = open_for(inv)
     catalog = catalog_runtime.open_catalog(app_)
     ledger = catalog.caps.ledger
-    if not ledger.exists() and ledger.read_anchor() is None:
+    assert isinstance(ledger, WitnessedLedger)
+    if not ledger.exists() and ledger.read_anchor() is None and ledger.problem(0) is None:
         raise NotFoundError("this workspace has no Metadata Catalog yet: run `tht catalog sync`")
+    if accept_rollback:
+        from tht.witness_runtime import accept_rollback as accept
+
+        assert who is not None
+        report = accept(app_, ledger, catalog.verify, who)
+        inv.emit(
+            {**report.to_json(), "accepted": True},
+            f"accepted by {who}: {report.events} event(s), head {report.head}",
+        )
+        if not report.ok:
+            raise typer.Exit(7)
+        return
     if repair:
         from modules.catalog.repair import repair_catalog
 

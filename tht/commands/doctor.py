@@ -216,9 +216,10 @@ def _check_reviewers(report: _Report, ws: Any) -> None:
     from kernel.reviewer_registry import ReviewerRegistry
     from tht.composition import _signed_setting
     from tht.reviewer_keys import key_path
+    from tht.witness_runtime import witness_path
 
-    registry = ReviewerRegistry(ws.reviewers_dir)
-    if not registry.exists():
+    registry = ReviewerRegistry(ws.reviewers_dir, witness=witness_path(ws, "reviewers"))
+    if not registry.exists() and not registry.witnessed():
         if _signed_setting(ws):
             report.add(
                 "signed mode",

@@ -387,17 +387,37 @@ def reindex_cmd(
 
 @app.command("verify")
 def verify_cmd(
+    accept_rollback: Annotated[
+        bool,
+        typer.Option(
+            "--accept-rollback",
+            help="Human-only: accept the registry as it is now after a rollback (restore it "
+            "from a backup instead where you can).",
+        ),
+    ] = False,
+    actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Verify the registry: hash chain, anchor, entries, signatures, fold cache (exit 7)."""
+    """Verify the registry: hash chain, anchor, entries, signatures, fold cache, and the
+    witness of the longest registry this workspace's tht verified (a rollback is
+    ``rolled_back``) (exit 7). ``--accept-rollback --as human:ID`` accepts the loss."""
     from kernel.errors import IntegrityError
     from tht.memory_runtime import open_registry
 
     inv = invocation(workspace, json_, debug)
+    who = human_actor(actor) if accept_rollback else None
     app_ = open_for(inv)
-    report = open_registry(app_).verify()
+    registry = open_registry(app_)
+    if who is not None:
+        from kernel.ledger_witness import WitnessedLedger
+        from tht.witness_runtime import accept_rollback as accept
+
+        assert isinstance(registry.caps.ledger, WitnessedLedger)
+        report = accept(app_, registry.caps.ledger, registry.verify, who)
+    else:
+        report = registry.verify()
     body = {
         "ok": report.ok,
         "events": report.events,
@@ -410,6 +430,8 @@ def verify_cmd(
             f"the workspace memory failed verification ({first.code}: {first.message})",
             details=body,
         )
+    if who is not None:
+        body["accepted"] = True
     inv.emit(body, f"memory registry ok: {report.events} entries, head {report.head[:12]}")
 
 

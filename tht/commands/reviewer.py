@@ -32,8 +32,11 @@ _MIN_PASSPHRASE = 8
 
 def _registry(app_: App) -> ReviewerRegistry:
     from kernel.reviewer_registry import ReviewerRegistry
+    from tht.witness_runtime import witness_path
 
-    return ReviewerRegistry(app_.workspace.reviewers_dir)
+    return ReviewerRegistry(
+        app_.workspace.reviewers_dir, witness=witness_path(app_.workspace, "reviewers")
+    )
 
 
 def _require_member(registry: ReviewerRegistry, who: str) -> None:
@@ -254,10 +257,32 @@ def approve_workflow(
 
 
 @app.command("verify")
-def verify(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False) -> None:
-    """Hash chain, seq, head anchor and every entry's signature. Exit 7 if not ok."""
+def verify(
+    accept_rollback: Annotated[
+        bool,
+        typer.Option(
+            "--accept-rollback",
+            help="Human-only: accept the registry as it is now after a rollback (restore it "
+            "from a backup instead where you can).",
+        ),
+    ] = False,
+    actor: ActorOpt = None,
+    workspace: WorkspaceOpt = None,
+    json_: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Hash chain, seq, head anchor, every entry's signature, and the witness of the longest
+    registry this workspace's tht verified (a rollback is ``rolled_back``). Exit 7 if not ok.
+    ``--accept-rollback --as human:ID`` (an active reviewer of the registry as it is now, key
+    unlocked at the terminal) accepts the loss: the witness moves to the registry's end."""
     inv = invocation(workspace, json_, debug)
+    who = human_actor(actor) if accept_rollback else None
     registry = _registry(open_for(inv))
+    if who is not None:
+        report = _accept_rollback(registry, who)
+        body = {"registry": str(registry.ledger.path), "accepted": True, **report.to_json()}
+        inv.emit(body, f"accepted by {who}: {report.events} entries, head {report.head}")
+        return
     report = registry.verify()
     body = {"registry": str(registry.ledger.path), **report.to_json()}
     if report.ok:
@@ -269,3 +294,24 @@ def verify(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugO
         lines.append(f"  {where}{problem.code}: {problem.message}")
     inv.emit(body, "\n".join(lines))
     raise typer.Exit(7)
+
+
+def _accept_rollback(registry: ReviewerRegistry, who: str) -> Any:
+    """The registry accepted as it is now by ``who``: an active reviewer of it, whose key is
+    unlocked at the terminal (refused with exit 5 without one) — a rolled-back registry trusts
+    nobody for anything else, so the key is checked against the registry itself."""
+    from kernel.errors import PolicyError
+    from tht import reviewer_keys
+
+    if not registry.verify().problems:
+        raise PolicyError("the reviewer registry verifies: there is no rollback to accept")
+    if not registry.exists():  # deleted whole: no reviewer is left to unlock a key of
+        return registry.accept_rollback()
+    _require_member(registry, who)
+    key = reviewer_keys.unlock(who)
+    record = registry.state().keys.get(key.key_id)
+    if record is None or not record.active or record.public_key != key.public_key:
+        raise PolicyError(
+            f"{who}'s key {key.key_id} is not an active key of the registry as it is now"
+        )
+    return registry.accept_rollback()

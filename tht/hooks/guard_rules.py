@@ -33,6 +33,8 @@ HUMAN_ONLY: tuple[tuple[str, ...], ...] = (
     *(("catalog", "relationship", v) for v in ("add", "delete", "restore", "reconstruct")),
     ("catalog", "cleanup"),
     ("catalog", "verify", "--repair"),
+    # accepting a workspace-level ledger's rollback (its witness moved back: kernel/ledger_witness)
+    *((name, "verify", "--accept-rollback") for name in ("catalog", "memory", "reviewer")),
     ("catalog", "describe", "--as"),  # a Description; `describe --propose` (no --as) is either
     ("catalog", "consolidate"),
     ("evidence", "publish", "--as"),  # a reviewer's approval; plain `publish` is unsigned mode's
@@ -55,7 +57,7 @@ RAW_HUMAN = re.compile(
     + r"(?:skip|reopen)|session"
     + _SEP
     + r"(?:pause|resume|finalize|derive|abandon)"
-    r"|verify[\s\S]*?--repair|reviewer"
+    r"|verify[\s\S]*?--(?:repair|accept-rollback)|reviewer"
     + _SEP
     + r"(?:add|revoke|approve-workflow)|token"
     + _SEP
@@ -79,7 +81,8 @@ RAW_PROTECTED = re.compile(
 )
 THT_WORD = re.compile(r"(?<![\w-])tht(?![\w-])")
 CODE_VERBS = re.compile(
-    r"answer|retract|skip|reopen|pause|resume|finalize|derive|abandon|repair|reviewer|revoke"
+    r"answer|retract|skip|reopen|pause|resume|finalize|derive|abandon|repair|rollback|reviewer"
+    r"|revoke"
     r"|approve|token|forget|sensitive|relationship|cleanup|migrate|consolidate|describe",
     re.I,
 )

@@ -95,11 +95,13 @@ def _wait_for_started(ws: Path, proc: subprocess.Popen[str]) -> None:
 
 
 def _fresh(ws: Path) -> None:
-    """Forget earlier runs of the module's shared workspace (the database stays)."""
+    """Forget earlier runs of the module's shared workspace (the database stays), the catalog's
+    witness with them (else the deleted ledger is a rollback: kernel/ledger_witness.py)."""
     import shutil
 
     shutil.rmtree(ws / "catalog", ignore_errors=True)
     shutil.rmtree(ws / ".tht" / "cache", ignore_errors=True)
+    (ws / ".tht" / "witness" / "catalog.json").unlink(missing_ok=True)
 
 
 def test_a_second_concurrent_sync_gets_a_conflict(big_workspace: Path) -> None:

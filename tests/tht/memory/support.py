@@ -279,7 +279,10 @@ def append_registry(ws: Ws, draft: Any, *, drop_last: bool = False) -> None:
     """Append ``draft`` straight into ``memory/ledger.jsonl``, chained exactly as the ledger
     chains (:func:`kernel.events.stamp`, :func:`kernel.ledger_verify.line_hash`) and with its head
     anchor moved along, as anyone who can write the workspace's files could. ``drop_last``: cut
-    the registry's last line first (an unsigned entry at the end can be cut: docs/security.md)."""
+    the registry's last line first (an unsigned entry at the end can be cut: docs/security.md),
+    and delete the registry's witness too, as that attacker would: the witness gives a cut line
+    away (tests/adversarial/test_workspace_rollback.py), and what these tests check must hold
+    without it."""
     from kernel.events import encode_event, stamp
     from kernel.ledger_verify import genesis_hash, line_hash
     from kernel.ledger_writer import write_anchor_fd
@@ -288,6 +291,7 @@ def append_registry(ws: Ws, draft: Any, *, drop_last: bool = False) -> None:
     lines = ws.registry.read_bytes().splitlines() if ws.registry.exists() else []
     if drop_last:
         lines = lines[:-1]
+        (ws.root / ".tht" / "witness" / "memory.json").unlink(missing_ok=True)
     last = json.loads(lines[-1])["seq"] if lines else 0
     prev = (
         line_hash(lines[-1]) if lines else genesis_hash(workspace_ledger_spec("memory").ledger_id)
