@@ -15,8 +15,9 @@ from modules.catalog.records import CatalogState
 __all__ = ["CACHE_FORMAT", "CatalogCache", "decode_cache", "encode_cache"]
 
 #: bump when the fold's rules change: an old cache then folds afresh
-CACHE_FORMAT = 5  # 2: Sensitive Data Flags and Suggestion Runs; 3: flag decisions kept;
-# 4: description and relationship decisions kept; 5: a relationship decision's origin
+CACHE_FORMAT = 6  # 2: Sensitive Data Flags and Suggestion Runs; 3: flag decisions kept;
+# 4: description and relationship decisions kept; 5: a relationship decision's origin;
+# 6: Manual Relationships put back whatever their endpoints' case (``put_back``)
 
 
 class CatalogCache(msgspec.Struct, frozen=True, kw_only=True):

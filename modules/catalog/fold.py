@@ -279,6 +279,9 @@ class _Folder:
     # ------------------------------------------------------------------ relationships
 
     def _endpoints(self, p: cev.RelationshipEndpointsPayload) -> None:
+        """The id may be a Manual Relationship a sync put back: a tht that did not put it back
+        (or not in its endpoints' new case) generated a candidate in its place, or the human
+        added it again; that line must verify now."""
         for table, columns in ((p.from_table, p.from_columns), (p.to_table, p.to_columns)):
             found = self.content.tables.get(table)
             if found is None:
@@ -293,7 +296,8 @@ class _Folder:
         rid = relationship_id("logical", p.from_table, p.from_columns, p.to_table, p.to_columns)
         if p.id != rid:
             raise _Reject("id", f"{p.id} is not the id of its endpoints ({rid})")
-        if p.id in self.content.logical:
+        present = self.content.logical.get(p.id)
+        if present is not None and not present.put_back:
             raise _Reject("duplicate", f"relationship {p.id} already exists")
 
     def _generated(self, event: ev.Event) -> None:
@@ -308,6 +312,8 @@ class _Folder:
             self.batch_expected -= 1
         p = event.payload
         self._endpoints(p)
+        if p.id in self.content.logical:
+            return  # the Manual Relationship put back holds; the older line is moot
         generated = LogicalRelationship(
             id=p.id,
             origin="generated",
@@ -331,7 +337,7 @@ class _Folder:
     def _added(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipAdded)
         p = event.payload
-        self._endpoints(p)
+        self._endpoints(p)  # over one a sync put back, the human's line holds as it did then
         self.content.logical[p.id] = LogicalRelationship(
             id=p.id,
             origin="manual",

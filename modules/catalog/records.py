@@ -137,6 +137,8 @@ class LogicalRelationship(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     seq: int = 0  # where it was generated or added
     deleted_seq: int | None = None
     deleted_reason: str = ""
+    #: a Manual Relationship a sync put back (the human's, remembered: relationship_decisions.py)
+    put_back: bool = False
 
 
 class CatalogSyncRun(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,7 +28,11 @@ across spellings, the latest of them. The fold applies it to a ``relationship_ge
 A Manual Relationship (a human's ``active`` decision, origin ``manual``) that a sync removed
 with an endpoint is put back, as the human added it, when a sync observes that endpoint anew
 and both ends are in the catalog (:meth:`RelationshipDecisions.manual`; the sync planner
-applies it before generating, so no candidate takes its place).
+applies it before generating, so no candidate takes its place). Its endpoints are matched by
+identity, as flags and Descriptions are: a column or table that comes back in another case
+(``orders.CustomerId`` → ``orders.customerid``) gets it back under the spelling the database
+uses now, with the id of that spelling (SQL names the real identifiers; a later deletion,
+restore or cleanup addresses that id), and the human's decision is remembered under it.
 
 A Catalog Metadata Cleanup (a human's) of an endpoint table or column removes the exclusions of
 its relationships permanently (glossary): a remembered ``deleted`` becomes ``permanent``
@@ -39,19 +43,20 @@ a generation rule never decides.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Literal
 
 import msgspec
 
 from modules.catalog.curation_memory import CurationMemory
-from modules.catalog.endpoints import format_endpoint
-from modules.catalog.flag_decisions import present_column
+from modules.catalog.endpoints import format_endpoint, relationship_id
 from modules.catalog.records import CatalogTable, LogicalRelationship, RelationshipDecision
 
 __all__ = ["RelationshipDecisions"]
 
 _State = Literal["deleted", "permanent", "active"]
+#: a relationship's endpoints: ``(from_table, from_columns, to_table, to_columns)``
+_Ends = tuple[str, tuple[str, ...], str, tuple[str, ...]]
 
 
 def _spell(
@@ -148,29 +153,55 @@ class RelationshipDecisions:
     ) -> dict[str, LogicalRelationship]:
         """The Manual Relationships to put back after a completed sync: those whose last human
         decision is that they exist (added, or restored), that a sync removed with an endpoint,
-        when that endpoint is observed anew (``added``) and both ends are in the catalog again.
-        The sync planner applies it before generating (no candidate duplicates one), the fold
-        at the sync's completion: nothing is written for it."""
+        when that endpoint is observed anew (``added``) and both ends are in the catalog again
+        — each end under the spelling the catalog has now (its own, else the one
+        case-insensitive match), the relationship under that spelling's id. The sync planner
+        applies it before generating (no candidate duplicates one), the fold at the sync's
+        completion: nothing is written for it. A decision put back under a new spelling is
+        remembered under it (its id is the one the catalog holds)."""
         if not self._memory or not added:
             return {}
         fresh = set(added)
+        folded = {(table.lower(), column.lower()) for table, column in fresh}
         found: dict[str, LogicalRelationship] = {}
+        respelled: list[RelationshipDecision] = []
         for d in self._memory:
-            if d.state != "active" or d.origin != "manual" or d.id in logical:
+            if d.state != "active" or d.origin != "manual" or not _touches(d, folded):
                 continue
-            ends = [(d.from_table, c) for c in d.from_columns]
-            ends += [(d.to_table, c) for c in d.to_columns]
-            if any(e in fresh for e in ends) and all(present_column(tables, *e) for e in ends):
-                found[d.id] = LogicalRelationship(
-                    id=d.id,
-                    origin="manual",
-                    from_table=d.from_table,
-                    from_columns=d.from_columns,
-                    to_table=d.to_table,
-                    to_columns=d.to_columns,
-                    rationale=d.rationale,
-                    seq=d.seq,
+            now = _spelled_now(tables, d)
+            if now is None:
+                continue
+            from_table, from_columns, to_table, to_columns = now
+            rid = relationship_id("logical", *now)
+            ends = [(from_table, c) for c in from_columns] + [(to_table, c) for c in to_columns]
+            if rid in logical or rid in found or not any(e in fresh for e in ends):
+                continue
+            if self.decided(*now) != d:
+                continue  # a later decision about its identity, under another spelling, holds
+            found[rid] = LogicalRelationship(
+                id=rid,
+                origin="manual",
+                from_table=from_table,
+                from_columns=from_columns,
+                to_table=to_table,
+                to_columns=to_columns,
+                rationale=d.rationale,
+                seq=d.seq,
+                put_back=True,
+            )
+            if rid != d.id:
+                respelled.append(
+                    msgspec.structs.replace(
+                        d,
+                        id=rid,
+                        from_table=from_table,
+                        from_columns=from_columns,
+                        to_table=to_table,
+                        to_columns=to_columns,
+                    )
                 )
+        for decision in respelled:
+            self._memory.remember(decision, lambda old: old.id in logical or old.id in found)
         return found
 
     def cleaned(
@@ -204,3 +235,45 @@ class RelationshipDecisions:
 def _touches(decision: RelationshipDecision, gone: set[tuple[str, str]]) -> bool:
     ends = ((decision.from_table, decision.from_columns), (decision.to_table, decision.to_columns))
     return any((table.lower(), c.lower()) in gone for table, columns in ends for c in columns)
+
+
+def _spelled(names: Iterable[str], name: str) -> str | None:
+    """``name`` as the catalog spells it now: itself, else the one case-insensitive match."""
+    folded = []
+    for candidate in names:
+        if candidate == name:
+            return name
+        if candidate.lower() == name.lower():
+            folded.append(candidate)
+    return folded[0] if len(folded) == 1 else None
+
+
+def _end_now(
+    tables: Mapping[str, CatalogTable], table: str, columns: Sequence[str]
+) -> tuple[str, tuple[str, ...]] | None:
+    """An endpoint as the catalog spells it now; None when one of its columns is not there."""
+    name = table if table in tables else _spelled(tables, table)
+    if name is None:
+        return None
+    names = [c.name for c in tables[name].columns]
+    spelled = []
+    for column in columns:
+        now = _spelled(names, column)
+        if now is None:
+            return None
+        spelled.append(now)
+    return name, tuple(spelled)
+
+
+def _spelled_now(
+    tables: Mapping[str, CatalogTable], decision: RelationshipDecision
+) -> _Ends | None:
+    """A decision's endpoints as the catalog spells them now; None when an end is missing,
+    or the new spellings make two of its names one (columns that differ only in case)."""
+    source = _end_now(tables, decision.from_table, decision.from_columns)
+    target = _end_now(tables, decision.to_table, decision.to_columns)
+    if source is None or target is None or source == target:
+        return None
+    if any(len(set(columns)) != len(columns) for _, columns in (source, target)):
+        return None
+    return (*source, *target)

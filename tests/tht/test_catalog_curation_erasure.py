@@ -1,5 +1,5 @@
-"""An agent cannot undo a human's Description or Relationship Deletion with syncs
-(docs/catalog.md; modules/catalog/curation_memory.py, description_decisions.py,
+"""An agent cannot undo a human's Description, Relationship Deletion or Manual Relationship with
+syncs (docs/catalog.md; modules/catalog/curation_memory.py, description_decisions.py,
 relationship_decisions.py).
 
 The attack, through the real CLI on a real SQLite file, every step as the agent
@@ -8,8 +8,9 @@ The attack, through the real CLI on a real SQLite file, every step as the agent
 ``workspace.yaml``'s database url at the copy, ``tht catalog sync``, put the url back, sync
 again. The objects left the catalog and came back; before the fix the table and columns came
 back without their human Descriptions, and the generated relationships a human had deleted
-(logically or permanently) came back Generated and active. Now each comes back as the human
-left it, and an agent's proposal is not among what comes back."""
+(logically or permanently) came back Generated and active; a Manual Relationship whose endpoint
+came back in another case did not come back at all. Now each comes back as the human left it
+(under the database's new spelling), and an agent's proposal is not among what comes back."""
 
 from __future__ import annotations
 
@@ -159,6 +160,62 @@ def test_two_syncs_by_an_agent_undo_no_humans_description_or_deletion(
         "fatture": ("deleted", "generated"),  # the exclusion, as the human left it
         "note": ("active", "generated"),  # restored: the human's last decision
     }  # resi: permanently deleted, and not generated again
+    new_lines = ledger.read_bytes().splitlines()[lines_before:]
+    assert not [line for line in new_lines if b'"from_table":"resi"' in line]
+    assert ledger.read_bytes().count(b'"actor":"human:') == humans_before  # no human step
+    assert ok(run_tht("catalog", "verify", "--json"))["ok"] is True
+
+
+#: the copy without an endpoint of the Manual Relationship, then the database with it re-cased;
+#: and the relationship's ends as the database spells them then
+CASE_ATTACKS = {
+    "column_case": (
+        "ALTER TABLE resi DROP COLUMN cliente_id",
+        "ALTER TABLE resi RENAME COLUMN cliente_id TO c_tmp;"
+        "ALTER TABLE resi RENAME COLUMN c_tmp TO CLIENTE_ID",
+        ("resi.CLIENTE_ID", "clienti.id"),
+    ),
+    "table_case": (
+        "DROP TABLE clienti",
+        "ALTER TABLE clienti RENAME TO c_tmp; ALTER TABLE c_tmp RENAME TO CLIENTI",
+        ("resi.cliente_id", "CLIENTI.id"),
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(CASE_ATTACKS))
+def test_two_syncs_by_an_agent_undo_no_manual_relationship_whose_endpoint_changed_case(
+    ws: Path, attack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The human deleted the generated ``resi.cliente_id → clienti.id`` permanently and added
+    it by hand. The agent binds a copy of the database without the column (or its table),
+    syncs, binds the database back with the column (or the table) renamed to upper case, and
+    syncs: the Manual Relationship is back under the new spelling, as the human added it, and
+    no candidate was generated in its place."""
+    add = ("catalog", "relationship", "add", "resi.cliente_id", "clienti.id")
+    added = ok(run_tht(*add, "--rationale", "resi per cliente", *ANN, "--json"))
+    ledger = ws / "catalog" / "ledger.jsonl"
+    humans_before = ledger.read_bytes().count(b'"actor":"human:')
+    lines_before = ledger.read_bytes().count(b"\n")
+    monkeypatch.setenv("THT_ACTOR", "agent")
+    without, recased, ends = CASE_ATTACKS[attack]
+    copy = ws / "data" / "copia.db"
+    shutil.copyfile(ws / "data" / "clienti.db", copy)
+    with sqlite3.connect(copy) as conn:
+        conn.executescript(without)
+    _set_url(ws, URL, COPY_URL)
+    ok(run_tht("catalog", "sync", "--json"))
+    shown = ok(run_tht("catalog", "relationships", "--json"))
+    assert added["id"] not in {e["id"] for e in shown}  # it did leave
+    with sqlite3.connect(ws / "data" / "clienti.db") as conn:
+        conn.executescript(recased)
+    _set_url(ws, COPY_URL, URL)
+    ok(run_tht("catalog", "sync", "--json"))
+
+    shown = ok(run_tht("catalog", "relationships", "--json"))
+    manual = [e for e in shown if e["origin"] == "manual"]
+    assert [(e["from"], e["to"], e["state"]) for e in manual] == [(*ends, "active")]
+    assert [e["origin"] for e in shown if e["from"].lower() == "resi.cliente_id"] == ["manual"]
     new_lines = ledger.read_bytes().splitlines()[lines_before:]
     assert not [line for line in new_lines if b'"from_table":"resi"' in line]
     assert ledger.read_bytes().count(b'"actor":"human:') == humans_before  # no human step

@@ -1,10 +1,12 @@
-"""A human's Description and a human's Relationship Deletion outlive their objects
+"""A human's Description, Relationship Deletion and Manual Relationship outlive their objects
 (modules/catalog/curation_memory.py, description_decisions.py, relationship_decisions.py):
 whatever sequence of syncs, scoped syncs, cleanups, dropped and re-added columns and tables, and
 case changes an agent drives, a table or column in the catalog carries the last Description a
-human wrote for its identity, and the generated relationship ``fatture.cliente_id →
-clienti.id`` is never active against a human's last deletion of it (nor deleted against a
-Restore); an agent's proposal is never remembered. Folding whole or in two parts agrees."""
+human wrote for its identity, and the relationship ``fatture.cliente_id → clienti.id`` is never
+active against a human's last deletion of it (nor deleted against a Restore) and, when a human
+added it by hand, is that Manual Relationship whenever both its ends are in the catalog, under
+their spelling of now; an agent's proposal is never remembered. Folding whole or in two parts
+agrees."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from modules.catalog import (
 )
 from modules.catalog.curation_memory import CurationMemory, identity
 from modules.catalog.descriptions import plan_consolidation, plan_description, plan_proposal
+from modules.catalog.endpoints import relationship_id
 from modules.catalog.records import CatalogTable, LogicalRelationship, RelationshipDecision
 from modules.catalog.relationship_decisions import RelationshipDecisions
 from tests.modules.catalog.fakes import FakeDatabase, catalog_on, folded_alike
@@ -137,6 +140,7 @@ class World:
         self.catalog: Catalog = catalog_on(db=self.db)
         self.texts: dict[tuple[str, ...], str] = {}
         self.relationship: str | None = None  # deleted | permanent | active
+        self.manual = False  # the last decision (active) is the human's Manual Relationship
         self.written = 0
         run_sync(self.catalog)
 
@@ -209,6 +213,7 @@ class World:
             return
         self._append(plan_delete(state, rid, permanent=permanent, reason="no", actor=ANN))
         self.relationship = "permanent" if permanent else "deleted"
+        self.manual = False
 
     def restore(self) -> None:
         rid = self.rid()
@@ -216,6 +221,18 @@ class World:
         if rid is not None and state.logical[rid].state == "deleted":
             self._append(plan_restore(state, rid, reason="yes", actor=ANN))
             self.relationship = "active"
+            self.manual = state.logical[rid].origin == "manual"
+
+    def add_manual(self) -> None:
+        """The human adds the relationship by hand, after deleting it permanently when the
+        catalog has it (generated, manual, or an exclusion)."""
+        source, target = self.ref("fatture.cliente_id"), self.ref("clienti.id")
+        if source is None or target is None:
+            return
+        self.delete(permanent=True)
+        state = self.catalog.load_for_write().state
+        self._append(plan_add(state, source, target, rationale="by hand", actor=ANN))
+        self.relationship, self.manual = "active", True
 
     def reconstruct(self) -> None:
         state = self.catalog.load_for_write().state
@@ -234,6 +251,7 @@ class World:
         touched = target in ("clienti", "fatture.cliente_id")  # clienti.id, or the from column
         if touched and self.relationship == "deleted":
             self.relationship = "permanent"
+        self.manual = self.manual and not touched  # not put back: generated as any candidate
 
     # -- the agent's database changes and syncs
 
@@ -302,6 +320,16 @@ class World:
                 expected = self.texts.get(identity((table.name, column.name)), "")
                 assert column.description == expected, (table.name, column.name, self.texts)
         rid = self.rid()
+        ends = self.ref("fatture.cliente_id"), self.ref("clienti.id")
+        if self.manual and self.relationship == "active" and None not in ends:
+            # put back with its ends, whatever their case now, as the database spells them
+            assert rid is not None, "the Manual Relationship was not put back"
+            found = state.logical[rid]
+            spelled = (
+                f"{found.from_table}.{found.from_columns[0]}",
+                f"{found.to_table}.{found.to_columns[0]}",
+            )
+            assert (found.origin, found.rationale, spelled) == ("manual", "by hand", ends), found
         if rid is None:
             return
         found = state.logical[rid]
@@ -321,6 +349,7 @@ _STEP = st.one_of(
     st.tuples(st.just("propose"), st.sampled_from(TARGETS)),
     st.tuples(st.just("delete"), st.booleans()),
     st.tuples(st.just("restore")),
+    st.tuples(st.just("add_manual")),
     st.tuples(st.just("reconstruct")),
     st.tuples(st.just("cleanup"), st.sampled_from(TARGETS)),
     _COLUMNS.map(lambda c: ("drop_column", *c)),
@@ -346,6 +375,8 @@ _STEP = st.one_of(
 @example(steps=[("delete", False), ("cleanup", "clienti"), ("sync", False)], cut=6)
 @example(steps=[("describe", "clienti"), ("two_syncs", "clienti", 1, False)], cut=3)
 @example(steps=[("consolidate", "clienti.nome"), ("two_syncs", "clienti.nome", 1, True)], cut=5)
+@example(steps=[("add_manual",), ("two_syncs", "fatture.cliente_id", 1, True)], cut=7)
+@example(steps=[("add_manual",), ("two_syncs", "clienti", 2, False)], cut=9)
 @given(steps=st.lists(_STEP, max_size=24), cut=st.integers(min_value=0, max_value=80))
 def test_every_object_carries_the_last_human_description_and_deletion_about_it(
     steps: list[tuple[object, ...]], cut: int
@@ -481,3 +512,139 @@ def test_a_manual_relationship_on_a_generated_pair_is_not_replaced_by_a_candidat
     later = world.catalog.caps.ledger.read().events[seen:]
     assert not any(isinstance(e, cev.RelationshipGenerated) for e in later)
     _verified(world)
+
+
+# ----------------------------------------------------------------------------- case changes
+
+
+def _manual(world: World, source: str, rationale: str) -> LogicalRelationship:
+    """A human's Manual Relationship ``source → clienti.id``, as the fold holds it."""
+    state = world.catalog.load_for_write().state
+    added = plan_add(state, source, "clienti.id", rationale=rationale, actor=ANN)
+    world._append(added)
+    assert added.subject is not None
+    return world.catalog.load_for_write().state.logical[added.subject]
+
+
+@pytest.mark.parametrize(
+    ("dropped", "back", "ends"),
+    [
+        ("fatture.totale", "TOTALE", ("fatture", ("TOTALE",), "clienti", ("id",))),
+        ("clienti", "CLIENTI", ("fatture", ("totale",), "CLIENTI", ("id",))),
+    ],
+)
+def test_a_manual_relationship_comes_back_with_its_endpoint_in_another_case(
+    dropped: str, back: str, ends: tuple[str, tuple[str, ...], str, tuple[str, ...]]
+) -> None:
+    """The two-sync trick, and the endpoint (a column, or its table) comes back spelt in another
+    case: the Manual Relationship is put back under the spelling the database has now (the id
+    of that spelling) with the human's origin, rationale and seq, and nothing is written for
+    it. The human's later decisions address that id; a cleanup of the endpoint removes it for
+    good."""
+    world = World()
+    before = _manual(world, "fatture.totale", "by hand")
+    table, _, column = dropped.partition(".")
+    if column:
+        world.drop_column(table, column)
+    else:
+        world.drop_table(table)
+    world.sync(scoped=False)
+    assert before.id not in world.catalog.load_for_write().state.logical
+    if column:
+        world.add_column(table, back)
+    else:
+        world.add_table(back)
+    seen = len(world.catalog.caps.ledger.read().events)
+    world.sync(scoped=False)
+    rid = relationship_id("logical", *ends)
+    state = world.catalog.load_for_write().state
+    found = state.logical.get(rid)
+    assert found is not None, "the Manual Relationship did not come back"
+    assert (found.from_table, found.from_columns, found.to_table, found.to_columns) == ends
+    assert (found.origin, found.state, found.rationale, found.seq) == (
+        "manual",
+        "active",
+        "by hand",
+        before.seq,
+    )
+    assert before.id not in state.logical
+    later = world.catalog.caps.ledger.read().events[seen:]
+    assert not [e for e in later if getattr(e.payload, "id", None) == rid]
+    assert not [e for e in later if e.actor.startswith("human:")]
+    _verified(world)
+    # the human's decisions about it address the id it has now
+    world._append(plan_delete(state, rid, permanent=False, reason="no", actor=ANN))
+    assert world.catalog.load_for_write().state.logical[rid].state == "deleted"
+    state = world.catalog.load_for_write().state
+    world._append(plan_restore(state, rid, reason="yes", actor=ANN))
+    assert world.catalog.load_for_write().state.logical[rid].state == "active"
+    _verified(world)
+    # a cleanup of the endpoint removes it for good
+    state = world.catalog.load_for_write().state
+    which = {"columns": [f"fatture.{back}"]} if column else {"tables": [back]}
+    world._append(plan_cleanup(state, reason="tidy", actor=ANN, **which))
+    world.sync(scoped=False)
+    state = world.catalog.load_for_write().state
+    assert world.ref(dropped) is not None
+    assert not [r for r in state.logical.values() if r.origin == "manual"]
+    _verified(world)
+
+
+@pytest.mark.parametrize("dropped", ["fatture.cliente_id", "clienti"])
+def test_no_candidate_replaces_a_manual_relationship_back_in_another_case(dropped: str) -> None:
+    """A human added ``fatture.cliente_id → clienti.id`` by hand (its generated one deleted
+    permanently); the column or its table comes back upper-case. The sync planner puts the
+    Manual Relationship back before generating, so it writes no candidate for the new spelling
+    (which the fold would record in its place). Deleted permanently by its new id, it stays
+    deleted through two more syncs, back in lower case."""
+    world = World()
+    world.delete(permanent=True)
+    _manual(world, "fatture.cliente_id", "mine")
+    seen = len(world.catalog.caps.ledger.read().events)
+    world.two_syncs(dropped, 1, False)
+    later = world.catalog.caps.ledger.read().events[seen:]
+    assert not [e for e in later if isinstance(e, cev.RelationshipGenerated)]
+    state = world.catalog.load_for_write().state
+    [found] = state.logical.values()
+    spelled = (found.from_columns, found.to_table)
+    upper = (("CLIENTE_ID",), "clienti") if "." in dropped else (("cliente_id",), "CLIENTI")
+    assert (found.origin, found.rationale, spelled) == ("manual", "mine", upper)
+    _verified(world)
+    world._append(plan_delete(state, found.id, permanent=True, reason="no", actor=ANN))
+    seen = len(world.catalog.caps.ledger.read().events)
+    world.two_syncs(dropped, 0, False)
+    assert not world.catalog.load_for_write().state.logical
+    later = world.catalog.caps.ledger.read().events[seen:]
+    assert not [e for e in later if isinstance(e, cev.RelationshipGenerated)]
+    _verified(world)
+
+
+@pytest.mark.parametrize("spelling", [0, 1])
+def test_a_ledger_where_a_manual_relationship_did_not_come_back_still_verifies(
+    spelling: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before this tht a Manual Relationship did not come back when its endpoint did (at all;
+    then, not in another case): the sync planner generated the candidate of its join in its
+    place, or the human added it again. Those lines were legal then; the fold puts it back by
+    itself now, so the older generated line is moot and the human's new addition holds —
+    never a problem."""
+    world = World()
+    world.delete(permanent=True)
+    _manual(world, "fatture.cliente_id", "mine")
+    _manual(world, "fatture.totale", "by hand")
+    monkeypatch.setattr(RelationshipDecisions, "manual", lambda self, *args: {})  # that tht
+    world.two_syncs("fatture.cliente_id", spelling, False)
+    world.drop_column("fatture", "totale")
+    world.sync(scoped=False)
+    world.add_column("fatture", ("totale", "TOTALE")[spelling])
+    world.sync(scoped=False)
+    generated = world.catalog.load_for_write().state.logical.values()
+    assert [r.origin for r in generated] == ["generated"]  # in the manual one's place
+    again = _manual(world, f"fatture.{('totale', 'TOTALE')[spelling]}", "again")
+    monkeypatch.undo()
+    world.catalog.caps.write_cache(b"")  # that tht's fold
+    _verified(world)
+    state = world.catalog.load_for_write().state
+    found = {r.from_columns[0].lower(): r for r in state.logical.values()}
+    assert (found["cliente_id"].origin, found["cliente_id"].rationale) == ("manual", "mine")
+    assert (found["totale"].rationale, found["totale"].seq) == ("again", again.seq)
