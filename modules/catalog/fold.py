@@ -8,6 +8,11 @@ fold_catalog_from(fold_catalog(a), b)`` (a property test holds it to that), so a
 ``load_snapshot(sha256)`` returns the content-addressed Introspection a completed run recorded;
 it may raise (a missing or altered object is an integrity error of the store, not of the fold).
 
+It holds the driving (batches, human-only entries, problems) and the rules for Catalog Sync
+Runs, cleanups, Sensitive Data Flags and suggestion runs; the rules for Logical Relationships
+(modules/catalog/relationship_fold.py), Descriptions (descriptions.py) and Description Generation
+Runs (generation_fold.py) live beside it, and it dispatches to them.
+
 The fold never raises on a bad entry: it records a :class:`CatalogProblem` and ignores the
 entry (``tht catalog verify`` reports them; no write is accepted on a catalog that has any):
 a curation entry whose actor is not a human, a ``relationship_generated`` outside a sync or
@@ -27,15 +32,16 @@ curation_memory.py): a flag decision, on or off (``flag_decisions``), and a Desc
 (``description_decisions``) come back to a table or column a completed sync observes anew (after
 it was dropped in the database, its table dropped or renamed, a Catalog Metadata Cleanup, a sync
 against another database); a Logical or Permanent Relationship Deletion, or a Restore
-(``relationship_decisions``), holds for a relationship generated again — a logically deleted one
-comes back as its exclusion, a sync's line for a permanently deleted one is moot. No sync,
-whoever runs it, undoes a human's decision; nothing extra is recorded for it.
+(``relationship_decisions``, applied by relationship_fold.py), holds for a relationship generated
+again — a logically deleted one comes back as its exclusion, a sync's line for a permanently
+deleted one is moot. No sync, whoever runs it, undoes a human's decision; nothing extra is
+recorded for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -45,7 +51,6 @@ from kernel.database.types import Introspection
 from kernel.signature_rules import is_human_actor
 from modules.catalog.description_decisions import DescriptionDecisions
 from modules.catalog.descriptions import DescriptionRejected, apply_description
-from modules.catalog.endpoints import relationship_id
 from modules.catalog.flag_decisions import FlagDecisions
 from modules.catalog.generation_fold import run_finished, run_started, run_tallied
 from modules.catalog.records import (
@@ -53,10 +58,16 @@ from modules.catalog.records import (
     CatalogState,
     CatalogSyncRun,
     FlagDecision,
-    LogicalRelationship,
     SensitiveSuggestionRun,
 )
 from modules.catalog.relationship_decisions import RelationshipDecisions
+from modules.catalog.relationship_fold import (
+    RelationshipRejected,
+    relationship_added,
+    relationship_deleted,
+    relationship_generated,
+    relationship_restored,
+)
 from modules.catalog.synchronization import CatalogContent, apply_snapshot, drop_endpoints
 
 __all__ = ["SnapshotLoader", "fold_catalog", "fold_catalog_from"]
@@ -161,7 +172,7 @@ class _Folder:
             if kind in _HUMAN_ONLY and not is_human_actor(event.actor):
                 raise _Reject("actor", f"{kind} is human-only, recorded by {event.actor}")
             handler(event)
-        except (_Reject, DescriptionRejected) as rejected:
+        except (_Reject, DescriptionRejected, RelationshipRejected) as rejected:
             self.problems.append(
                 CatalogProblem(seq=event.seq, code=rejected.code, message=rejected.message)
             )
@@ -278,134 +289,32 @@ class _Folder:
 
     # ------------------------------------------------------------------ relationships
 
-    def _endpoints(self, p: cev.RelationshipEndpointsPayload) -> None:
-        """The id may be a Manual Relationship a sync put back: a tht that did not put it back
-        (or not in its endpoints' new case) generated a candidate in its place, or the human
-        added it again; that line must verify now."""
-        for table, columns in ((p.from_table, p.from_columns), (p.to_table, p.to_columns)):
-            found = self.content.tables.get(table)
-            if found is None:
-                raise _Reject("endpoint", f"{table} is not a Catalog Table")
-            missing = [c for c in columns if found.column(c) is None]
-            if missing or not columns:
-                raise _Reject("endpoint", f"{table} has no column {', '.join(missing) or '()'}")
-        if len(p.from_columns) != len(p.to_columns):
-            raise _Reject("endpoint", "the two endpoints have different numbers of columns")
-        if p.from_table == p.to_table and p.from_columns == p.to_columns:
-            raise _Reject("endpoint", "a relationship joins two different endpoints")
-        rid = relationship_id("logical", p.from_table, p.from_columns, p.to_table, p.to_columns)
-        if p.id != rid:
-            raise _Reject("id", f"{p.id} is not the id of its endpoints ({rid})")
-        present = self.content.logical.get(p.id)
-        if present is not None and not present.put_back:
-            raise _Reject("duplicate", f"relationship {p.id} already exists")
-
     def _generated(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipGenerated)
         if not self.open or self.batch not in ("sync", "reconstruct"):
             raise _Reject("batch", "a generated relationship outside a sync or reconstruction")
         if event.actor != self.batch_actor:
             raise _Reject("actor", f"{event.actor} is not who recorded the batch")
-        if self.batch == "reconstruct":
+        reconstruction = self.batch == "reconstruct"
+        if reconstruction:
             if self.batch_expected <= 0:
                 raise _Reject("batch", "more generated relationships than announced")
             self.batch_expected -= 1
-        p = event.payload
-        self._endpoints(p)
-        if p.id in self.content.logical:
-            return  # the Manual Relationship put back holds; the older line is moot
-        generated = LogicalRelationship(
-            id=p.id,
-            origin="generated",
-            from_table=p.from_table,
-            from_columns=tuple(p.from_columns),
-            to_table=p.to_table,
-            to_columns=tuple(p.to_columns),
-            rule=p.rule,
-            seq=event.seq,
+        relationship_generated(
+            self.content, self.relationship_decisions, event, reconstruction=reconstruction
         )
-        # a human's last deletion of it holds (modules/catalog/relationship_decisions.py)
-        record = self.relationship_decisions.generated(
-            generated,
-            reconstruction=self.batch == "reconstruct",
-            actor=event.actor,
-            logical=self.content.logical,
-        )
-        if record is not None:
-            self.content.logical[p.id] = record
 
     def _added(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipAdded)
-        p = event.payload
-        self._endpoints(p)  # over one a sync put back, the human's line holds as it did then
-        self.content.logical[p.id] = LogicalRelationship(
-            id=p.id,
-            origin="manual",
-            from_table=p.from_table,
-            from_columns=tuple(p.from_columns),
-            to_table=p.to_table,
-            to_columns=tuple(p.to_columns),
-            rationale=p.rationale,
-            seq=event.seq,
-        )
-        self._decided(self.content.logical[p.id], "active", "", event)
+        relationship_added(self.content, self.relationship_decisions, event)
 
     def _deleted(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipDeleted)
-        p = event.payload
-        found = self.content.logical.get(p.id)
-        if found is None:
-            if self.relationship_decisions.permanent(p.id):
-                # written by a tht before deletions outlived their endpoints: a sync brought it
-                # back and the human deleted it again; the sync's line is moot now, and so is
-                # this one (a ledger that was legal then must verify now)
-                return
-            raise _Reject("relationship", f"{p.id} is not a Logical Relationship")
-        if p.mode == "permanent":
-            del self.content.logical[p.id]
-            self._decided(found, "permanent", p.reason, event)
-            return
-        if found.state == "deleted" and not _restored(found):
-            raise _Reject("relationship", f"{p.id} is already deleted")
-        # a restored exclusion (older tht: it came back active, the human deleted it again):
-        # the same exclusion, now dated by this deletion
-        self.content.logical[p.id] = _replace(
-            found, state="deleted", deleted_seq=event.seq, deleted_reason=p.reason
-        )
-        self._decided(found, "deleted", p.reason, event)
-
-    def _decided(
-        self,
-        relationship: LogicalRelationship,
-        state: Literal["deleted", "permanent", "active"],
-        reason: str,
-        event: ev.Event,
-    ) -> None:
-        """A human's decision about ``relationship``, remembered for its identity."""
-        self.relationship_decisions.remember(
-            relationship,
-            state,
-            reason=reason,
-            seq=event.seq,
-            actor=event.actor,
-            logical=self.content.logical,
-        )
-
-    def _repaired(self, event: ev.Event) -> None:
-        """The explicit human repair (`tht catalog verify --repair`): it changes no catalog
-        content; the lines it quarantined are no longer in the ledger."""
-        if event.batch_left:
-            raise _Reject("batch", "ledger_repaired is a command of its own")
+        relationship_deleted(self.content, self.relationship_decisions, event)
 
     def _restored(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipRestored)
-        found = self.content.logical.get(event.payload.id)
-        if found is None or found.state != "deleted":
-            raise _Reject("relationship", f"{event.payload.id} is not logically deleted")
-        self.content.logical[found.id] = _replace(
-            found, state="active", deleted_seq=None, deleted_reason=""
-        )
-        self._decided(found, "active", event.payload.reason, event)
+        relationship_restored(self.content, self.relationship_decisions, event)
 
     def _reconstructed(self, event: ev.Event) -> None:
         assert isinstance(event, cev.RelationshipsReconstructed)
@@ -414,7 +323,13 @@ class _Folder:
         if event.payload.generated and not event.batch_left:
             raise _Reject("batch", "the reconstruction announces relationships it does not hold")
 
-    # ------------------------------------------------------------------ cleanup
+    # ------------------------------------------------------------------ cleanup and repair
+
+    def _repaired(self, event: ev.Event) -> None:
+        """The explicit human repair (`tht catalog verify --repair`): it changes no catalog
+        content; the lines it quarantined are no longer in the ledger."""
+        if event.batch_left:
+            raise _Reject("batch", "ledger_repaired is a command of its own")
 
     def _cleaned(self, event: ev.Event) -> None:
         assert isinstance(event, cev.CatalogCleaned)
@@ -538,10 +453,3 @@ def _count(value: int | msgspec.UnsetType) -> int:
 
 def _replace(record: _R, **changes: Any) -> _R:
     return msgspec.structs.replace(record, **changes)
-
-
-def _restored(relationship: LogicalRelationship) -> bool:
-    """Whether a deleted relationship is an exclusion a human's remembered deletion restored:
-    the deletion is older than the line that generated it again."""
-    deleted = relationship.deleted_seq
-    return deleted is not None and deleted < relationship.seq
