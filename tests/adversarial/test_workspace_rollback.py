@@ -152,3 +152,6 @@ def test_a_catalog_deleted_whole_is_caught(tmp_path: Path) -> None:
     assert done.code == 7 and "rolled_back" in [p["code"] for p in done.json()["problems"]]
     synced = ws.tht("catalog", "sync")
     assert synced.code == 7 and "rolled_back" in synced.stderr
+    doctor = ws.tht("doctor", "--json")  # not "never synced": deleted
+    (check,) = [c for c in doctor.json()["checks"] if c["name"] == "catalog"]
+    assert doctor.code == 7 and check["verdict"] == "fail" and "rolled_back" in check["detail"]

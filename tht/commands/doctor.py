@@ -41,9 +41,9 @@ class _Report:
 
 def doctor(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugOpt = False) -> None:
     """Check the workspace: settings, workflow, store, signed mode and reviewer keys, vector
-    index, database, hooks, catalog, and that every session verifies. Exit 2: configuration
-    invalid; 7: the registry or a session does not verify; else 0 (an unreachable server
-    makes ``ok`` false only)."""
+    index, database, hooks, catalog, memory registry, and that every session verifies. Exit 2:
+    configuration invalid; 7: a registry, the catalog or a session does not verify; else 0 (an
+    unreachable server makes ``ok`` false only)."""
     inv = invocation(workspace, json_, debug)
     report = _Report()
     ws = _check_workspace(report, inv.workspace)
@@ -52,17 +52,18 @@ def doctor(workspace: WorkspaceOpt = None, json_: JsonOpt = False, debug: DebugO
         usable = _check_store(report, ws)
         _check_reviewers(report, ws)
         _check_vector_index(report, ws)
-        from tht.commands.doctor_database import check_catalog, check_database
+        from tht.commands.doctor_database import check_catalog, check_database, check_memory
 
         bound = check_database(report, ws, config=_CONFIG)
         _check_hooks(report, ws.root)
         if usable:
             check_catalog(report, ws, bound, integrity=_INTEGRITY)
+            check_memory(report, ws, integrity=_INTEGRITY)
             _check_sessions(report, ws)
         else:
             skipped = "not checked: the session store is not usable (see the store check)"
-            report.add("catalog", "warn", skipped)
-            report.add("sessions", "warn", skipped)
+            for name in ("catalog", "memory registry", "sessions"):
+                report.add(name, "warn", skipped)
     body = {"ok": not report.failed, "checks": report.checks}
     inv.emit(body, _text(report.checks))
     if _CONFIG in report.failed:

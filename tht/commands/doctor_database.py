@@ -1,15 +1,17 @@
-"""``tht doctor``'s checks of the Workspace Database and the Metadata Catalog.
+"""``tht doctor``'s checks of the Workspace Database and the workspace-level ledgers beside it.
 
 ``database``: the Database Binding parses (else a configuration failure, exit 2) and the
 database answers (else ``fail``: exit unchanged, the workspace is usable offline). ``catalog``:
-its ledger verifies (else an integrity failure, exit 7), it was synced, and it is fresh against
-the binding's current structure version (else ``warn``)."""
+its ledger verifies (else an integrity failure, exit 7; a catalog deleted since this
+workspace's tht verified it is one too: its witness says so), it was synced, and it is fresh
+against the binding's current structure version (else ``warn``). ``memory registry``: it
+verifies, witness included (else exit 7)."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-__all__ = ["check_catalog", "check_database"]
+__all__ = ["check_catalog", "check_database", "check_memory"]
 
 
 class Report(Protocol):
@@ -67,7 +69,7 @@ def check_catalog(report: Report, ws: Any, bound: Any, *, integrity: str) -> Non
 
         app = open_app(ws.root)
         catalog = open_catalog(app)
-        if not catalog.caps.ledger.exists():
+        if not catalog.caps.ledger.exists() and not _deleted(catalog.caps.ledger):
             if bound is not None:
                 report.add("catalog", "warn", "the catalog was never synced", _SYNC)
             else:
@@ -75,7 +77,8 @@ def check_catalog(report: Report, ws: Any, bound: Any, *, integrity: str) -> Non
             return
         verified = catalog.verify()
         if not verified.ok:
-            first = verified.problems[0]
+            rolled = [p for p in verified.problems if p.code == "rolled_back"]
+            first = (rolled or verified.problems)[0]
             report.add(
                 "catalog",
                 "fail",
@@ -98,3 +101,34 @@ def check_catalog(report: Report, ws: Any, bound: Any, *, integrity: str) -> Non
     detail = f"{len(state.tables)} table(s), freshness {fresh['state']}"
     verdict = "ok" if fresh["state"] == "fresh" else "warn"
     report.add("catalog", verdict, detail, "" if verdict == "ok" else _SYNC)
+
+
+def _deleted(ledger: Any) -> bool:
+    """A ledger with no line whose witness says this workspace's tht verified some."""
+    from kernel.ledger_witness import WitnessedLedger
+
+    return isinstance(ledger, WitnessedLedger) and ledger.problem(0) is not None
+
+
+def check_memory(report: Report, ws: Any, *, integrity: str) -> None:
+    from kernel.errors import ThtError
+    from tht.composition import open_app
+    from tht.memory_runtime import open_registry
+
+    try:
+        verified = open_registry(open_app(ws.root)).verify()
+    except ThtError as err:
+        report.add("memory registry", "fail", err.message, "tht memory verify", integrity)
+        return
+    if not verified.ok:
+        rolled = [p for p in verified.problems if p.code == "rolled_back"]
+        first = (rolled or verified.problems)[0]
+        fix = (
+            "restore memory/ from a backup, or: tht memory verify --accept-rollback --as human:ID"
+            if rolled
+            else "tht memory verify"
+        )
+        detail = f"the memory registry does not verify: {first.code}: {first.message}"
+        report.add("memory registry", "fail", detail, fix, integrity)
+        return
+    report.add("memory registry", "ok", f"{verified.events} entries; the registry verifies")

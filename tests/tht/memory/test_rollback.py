@@ -45,6 +45,11 @@ def test_a_forget_cut_off_the_registry_is_caught_until_a_human_accepts_it(
     assert again.code == 7 and "rolled_back" in again.stderr
     preview = ws.tht("memory", "promote", prepared.a2, "--preview", "--json")
     assert preview.code == 7 and "rolled_back" in preview.stdout + preview.stderr
+    doctor = ws.tht("doctor", "--json")
+    assert doctor.code == 7
+    (check,) = [c for c in doctor.json()["checks"] if c["name"] == "memory registry"]
+    assert check["verdict"] == "fail" and "rolled_back" in check["detail"]
+    assert "--accept-rollback" in check["fix"]
     # accepting is a human's act
     agent = ws.tht("memory", "verify", "--accept-rollback", "--as", H, THT_ACTOR="agent")
     assert agent.code == 5
