@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from kernel.atomic import atomic_write
-from kernel.errors import IntegrityError
+from kernel.errors import IntegrityError, ThtError
 from kernel.ledger_records import AppendResult, LedgerRead, LedgerTail, Repair, Signer
 from kernel.ledger_verify import Problem, VerifyReport, line_hash
 
@@ -165,7 +165,10 @@ class WitnessedLedger:
             return line_hash(line)
         # not where the witness says it ends (a ledger migrated to another store, whose hints
         # differ, or another history): by seq, from the next line's ``prev``
-        read = self.inner.read()
+        try:
+            read = self.inner.read()
+        except ThtError:  # a line that does not decode: not the witnessed history either
+            return None
         events = read.events
         if len(events) == seq and events[-1].seq == seq:
             return read.head

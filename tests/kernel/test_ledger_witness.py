@@ -173,3 +173,15 @@ def test_witness_problem_is_pure() -> None:
     assert other is not None and "L's line 4 is another one" in other.message
     empty = LedgerWitness(ledger="x", seq=0, head="", hint=0)
     assert witness_problem(empty, 0, lambda s, _: None, label="L", remedy="R") is None
+
+
+def test_a_damaged_line_before_the_witnessed_one_is_reported_not_raised(folder: Folder) -> None:
+    """The witnessed line is no longer where it ended (a shorter line before it) and the ledger
+    no longer decodes: verify reports both, it does not raise."""
+    folder.append(4)
+    path = folder.root / "memory" / "ledger.jsonl"
+    lines = path.read_bytes().splitlines()
+    lines[1] = b"{not an event}"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    codes = folder.codes()
+    assert "rolled_back" in codes and len(codes) > 1
