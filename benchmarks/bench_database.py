@@ -9,7 +9,11 @@ baseline measured in the same run (issue 11, "Performance"):
   changed costs (the catalog compares versions and skips introspection; target ≤ 0.2);
 - ``run_read_only`` of a ~100 ms query vs a bare ``sqlite3`` connect + execute + fetch of the
   same query (target ≤ 1.2): the read-only connection, authorizer, progress handler, row
-  conversion and result hash together.
+  conversion and result hash together;
+- many small queries on the 1,000-table database (one ``SELECT DISTINCT`` per table, what a value
+  index rebuild runs): through one ``read_only_session`` and through ``run_read_only`` (a
+  connection each, which on a wide schema costs more than the query: SQLite reads the whole
+  schema on every new connection) vs the same queries on one bare ``sqlite3`` connection.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from pathlib import Path
 
 from benchmarks.bench_kernel import _best, _report
 from benchmarks.synthetic_db import make_sqlite_db
-from kernel.database import binding_from_url, introspect, run_read_only, structure_version
+from kernel.database import (
+    binding_from_url,
+    introspect,
+    read_only_session,
+    run_read_only,
+    structure_version,
+)
 
 REPEAT = 7
 
@@ -123,11 +133,52 @@ def bench_executor(root: Path) -> None:
     )
 
 
+def bench_many_queries(root: Path) -> None:
+    path = root / "synthetic.db"
+    if not path.exists():
+        make_sqlite_db(path, tables=1000, columns=20, seed=0)
+    binding = binding_from_url(root, "sqlite:///synthetic.db")
+    with sqlite3.connect(path) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    conn.close()
+    queries = [f'SELECT DISTINCT rowid FROM "{t}" LIMIT 51' for t in tables[:300]]
+
+    def bare() -> None:
+        conn = sqlite3.connect(path)
+        try:
+            for sql in queries:
+                conn.execute(sql).fetchall()
+        finally:
+            conn.close()
+
+    def session() -> None:
+        with read_only_session(binding, timeout_ms=10_000) as database:
+            for sql in queries:
+                database.run(sql, limit=51)
+
+    def each() -> None:
+        for sql in queries:
+            run_read_only(binding, sql, limit=51, timeout_ms=10_000)
+
+    base, ours = _paired(bare, session)
+    _, apart = _paired(bare, each)
+    _report(
+        f"{len(queries)} small queries on a {len(tables):,}-table sqlite database",
+        f"read_only_session {ours * 1000:.0f} ms (a connection per query, run_read_only: "
+        f"{apart * 1000:.0f} ms = {apart / base:.1f}x)",
+        f"one bare sqlite3 connection {base * 1000:.0f} ms",
+        ours / base,
+        "no target (the value index rebuild's cost)",
+        True,
+    )
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tht-bench-db-") as folder:
         root = Path(folder)
         bench_introspection(root)
         bench_executor(root)
+        bench_many_queries(root)
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def rebuild_value_index(app: App, state: CatalogState | None = None) -> dict[str
     """Read every indexable column's distinct values (read-only) and write the index;
     ``{"path", "columns", "values", "truncated", "skipped_sensitive"}``."""
     from kernel.atomic import atomic_write
-    from kernel.database import run_read_only
+    from kernel.database import read_only_session
     from kernel.errors import UsageError
     from modules.catalog.value_index import (
         VALUE_CAP,
@@ -95,11 +95,10 @@ def rebuild_value_index(app: App, state: CatalogState | None = None) -> dict[str
         raise UnavailableError(NOT_SYNCED, details={"reason": "not_synced"})
     indexed, _ = indexable_columns(state)
     distinct: dict[str, Sequence[Any]] = {}
-    for column in indexed:
-        result = run_read_only(
-            bound, distinct_sql(column, VALUE_CAP), limit=VALUE_CAP + 1, timeout_ms=QUERY_TIMEOUT_MS
-        )
-        distinct[column] = [row[0] for row in result.rows]
+    with read_only_session(bound, timeout_ms=QUERY_TIMEOUT_MS) as database:  # one connection
+        for column in indexed:
+            result = database.run(distinct_sql(column, VALUE_CAP), limit=VALUE_CAP + 1)
+            distinct[column] = [row[0] for row in result.rows]
     index = build_value_index(state, fingerprint(state), distinct)
     path = index_path(app)
     atomic_write(path, msgspec.json.encode(index), mode=0o600, dir_mode=0o700)

@@ -7,6 +7,7 @@
   Introspection Capability per category (SQLAlchemy 2 Core, imported on first use);
 - :func:`structure_version`: a one-query fingerprint of the structure (Catalog Freshness);
 - :func:`run_read_only`: one read-only query with a row limit, a timeout and cancellation;
+  :func:`read_only_session`: many such queries on one connection (a value index rebuild);
 - :func:`check_reachable`: open it read-only, or say why not (exit 6).
 
 Every connection is read-only at the connection level (:mod:`kernel.database.readonly`):
@@ -23,7 +24,7 @@ from kernel.database.binding import (
     binding_from_url,
 )
 from kernel.database.errors import DatabaseUnavailable, QueryFailed, QueryRefused, QueryTimeout
-from kernel.database.executor import run_read_only
+from kernel.database.executor import ReadOnlySession, read_only_session, run_read_only
 from kernel.database.introspection import introspect
 from kernel.database.readonly import check_reachable
 from kernel.database.types import (
@@ -56,11 +57,13 @@ __all__ = [
     "QueryRefused",
     "QueryResult",
     "QueryTimeout",
+    "ReadOnlySession",
     "ResultColumn",
     "binding_from_settings",
     "binding_from_url",
     "check_reachable",
     "introspect",
+    "read_only_session",
     "run_read_only",
     "structure_version",
 ]

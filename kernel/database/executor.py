@@ -17,8 +17,11 @@ never to decide one.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from kernel.database.binding import DatabaseBinding
 from kernel.database.errors import QueryFailed, QueryRefused, QueryTimeout
@@ -28,8 +31,10 @@ from kernel.errors import UsageError
 __all__ = [
     "COMMAND_KEYWORDS",
     "QUERY_KEYWORDS",
+    "ReadOnlySession",
     "first_keyword",
     "line_and_column",
+    "read_only_session",
     "refusal",
     "rejected",
     "run_read_only",
@@ -54,6 +59,17 @@ _COMMENT = re.compile(r"\s+|--[^\n]*(?:\n|$)|/\*.*?\*/", re.S)
 _WORD = re.compile(r"[A-Za-z_]+")
 
 
+def _check(sql: str, limit: int, timeout_ms: int, cancel: threading.Event | None) -> None:
+    if limit < 0:
+        raise UsageError(f"the row limit must be 0 or more, not {limit}")
+    if timeout_ms < 1:
+        raise UsageError(f"the timeout must be at least 1 ms, not {timeout_ms}")
+    if not sql.strip():
+        raise QueryFailed("the SQL is empty: give one query (SELECT …)")
+    if cancel is not None and cancel.is_set():
+        raise timeout_error("cancelled", timeout_ms)
+
+
 def run_read_only(
     binding: DatabaseBinding,
     sql: str,
@@ -63,14 +79,7 @@ def run_read_only(
     cancel: threading.Event | None = None,
 ) -> QueryResult:
     """Run ``sql`` read-only on the Workspace Database and return its first ``limit`` rows."""
-    if limit < 0:
-        raise UsageError(f"the row limit must be 0 or more, not {limit}")
-    if timeout_ms < 1:
-        raise UsageError(f"the timeout must be at least 1 ms, not {timeout_ms}")
-    if not sql.strip():
-        raise QueryFailed("the SQL is empty: give one query (SELECT …)")
-    if cancel is not None and cancel.is_set():
-        raise timeout_error("cancelled", timeout_ms)
+    _check(sql, limit, timeout_ms, cancel)
     if binding.dialect == "sqlite":
         from kernel.database.executor_sqlite import run_sqlite
 
@@ -78,6 +87,61 @@ def run_read_only(
     from kernel.database.executor_postgres import run_postgres
 
     return run_postgres(binding, sql, limit, timeout_ms, cancel)
+
+
+class ReadOnlySession:
+    """One read-only connection for many queries (:func:`read_only_session`): each query is
+    what :func:`run_read_only` would run — the same connection-level read-only guarantees, its
+    own timeout and verdict, at most ``limit`` rows — without a connection per query, which on
+    a database of thousands of tables costs more than the query (SQLite reads the whole schema
+    on each new connection; PostgreSQL starts a backend)."""
+
+    def __init__(self, binding: DatabaseBinding, timeout_ms: int) -> None:
+        self.binding = binding
+        self.timeout_ms = timeout_ms
+        self._sqlite: Any = None
+        self._postgres: Any = None
+
+    def run(self, sql: str, *, limit: int, cancel: threading.Event | None = None) -> QueryResult:
+        _check(sql, limit, self.timeout_ms, cancel)
+        binding, timeout_ms = self.binding, self.timeout_ms
+        if binding.dialect == "sqlite":
+            from kernel.database.executor_sqlite import query_sqlite
+            from kernel.database.readonly import connect_sqlite
+
+            if self._sqlite is None:
+                self._sqlite = connect_sqlite(binding, busy_ms=min(timeout_ms, 5_000))
+            conn, guard = self._sqlite
+            return query_sqlite(conn, guard, binding, sql, limit, timeout_ms, cancel)
+        from kernel.database.executor_postgres import query_postgres
+        from kernel.database.readonly import connect_postgres
+
+        if self._postgres is None:
+            self._postgres = connect_postgres(binding, timeout_ms=timeout_ms)
+        return query_postgres(self._postgres, binding, sql, limit, timeout_ms, cancel)
+
+    def close(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite[0].close()
+            self._sqlite = None
+        if self._postgres is not None:
+            from kernel.database.executor_postgres import close_connection
+
+            close_connection(self._postgres)
+            self._postgres = None
+
+
+@contextlib.contextmanager
+def read_only_session(binding: DatabaseBinding, *, timeout_ms: int) -> Iterator[ReadOnlySession]:
+    """Many read-only queries on one connection, opened at the first and closed at the end
+    (``timeout_ms`` for each query)."""
+    if timeout_ms < 1:
+        raise UsageError(f"the timeout must be at least 1 ms, not {timeout_ms}")
+    session = ReadOnlySession(binding, timeout_ms)
+    try:
+        yield session
+    finally:
+        session.close()
 
 
 def first_keyword(sql: str) -> str:

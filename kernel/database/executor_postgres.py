@@ -46,7 +46,7 @@ from kernel.log import get_logger
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["run_postgres"]
+__all__ = ["close_connection", "query_postgres", "run_postgres"]
 
 logger = get_logger(__name__)
 
@@ -114,9 +114,26 @@ def run_postgres(
     timeout_ms: int,
     cancel: threading.Event | None,
 ) -> QueryResult:
+    conn = connect_postgres(binding, timeout_ms=timeout_ms)
+    try:
+        return query_postgres(conn, binding, sql, limit, timeout_ms, cancel)
+    finally:
+        close_connection(conn)
+
+
+def query_postgres(
+    conn: psycopg.Connection[Any],
+    binding: DatabaseBinding,
+    sql: str,
+    limit: int,
+    timeout_ms: int,
+    cancel: threading.Event | None,
+) -> QueryResult:
+    """One query on a connection of :func:`connect_postgres` (kept open by a read-only session,
+    :func:`kernel.database.executor.read_only_session`), in its own ``BEGIN READ ONLY``
+    transaction, always rolled back: the next query starts from nothing this one left."""
     import psycopg
 
-    conn = connect_postgres(binding, timeout_ms=timeout_ms)
     watcher = _Watcher(conn, timeout_ms, cancel)
     started = time.perf_counter()
     watcher.start()
@@ -132,7 +149,7 @@ def run_postgres(
         raise _translate(err, sql, watcher.why, timeout_ms, binding) from None
     finally:
         watcher.finish()
-        _close(conn)
+        _end_transaction(conn)
     elapsed_ms = (time.perf_counter() - started) * 1000
     rows = tuple(canonical_row(r) for r in fetched[:limit])
     columns = tuple(ResultColumn(name=c.name, type=c.type_display or "") for c in description)
@@ -159,13 +176,19 @@ def _refuse_powerful_roles(cursor: psycopg.Cursor[Any]) -> None:
     )
 
 
-def _close(conn: psycopg.Connection[Any]) -> None:
+def _end_transaction(conn: psycopg.Connection[Any]) -> None:
     import psycopg
 
     try:
         conn.rollback()
     except psycopg.Error as err:
         logger.debug("rollback after the query failed: %s", type(err).__name__)
+
+
+def close_connection(conn: psycopg.Connection[Any]) -> None:
+    """Roll back what is open and close (the end of a query, or of a read-only session)."""
+    try:
+        _end_transaction(conn)
     finally:
         conn.close()
 

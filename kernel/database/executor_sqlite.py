@@ -30,7 +30,7 @@ from kernel.database.sqlite_guard import SqliteGuard
 from kernel.database.types import QueryResult, ResultColumn
 from kernel.errors import ThtError
 
-__all__ = ["PROGRESS_STEPS", "run_sqlite"]
+__all__ = ["PROGRESS_STEPS", "query_sqlite", "run_sqlite"]
 
 #: virtual-machine steps between two checks of the deadline and of ``cancel`` (a check costs
 #: a clock read; at this spacing a busy query is stopped within a millisecond or so)
@@ -67,6 +67,24 @@ def run_sqlite(
     cancel: threading.Event | None,
 ) -> QueryResult:
     conn, guard = connect_sqlite(binding, busy_ms=min(timeout_ms, 5_000))
+    try:
+        return query_sqlite(conn, guard, binding, sql, limit, timeout_ms, cancel)
+    finally:
+        conn.close()
+
+
+def query_sqlite(
+    conn: sqlite3.Connection,
+    guard: SqliteGuard,
+    binding: DatabaseBinding,
+    sql: str,
+    limit: int,
+    timeout_ms: int,
+    cancel: threading.Event | None,
+) -> QueryResult:
+    """One query on a connection of :func:`connect_sqlite` (kept open by a read-only session,
+    :func:`kernel.database.executor.read_only_session`): its own deadline, its own verdict."""
+    guard.denied = None  # what an earlier query of the session was refused is not this one's
     watch = _Watch(timeout_ms, cancel)
     conn.set_progress_handler(watch, PROGRESS_STEPS)
     started = time.perf_counter()
@@ -76,10 +94,11 @@ def run_sqlite(
         if description is None:
             raise QueryFailed("the SQL returns no rows: give one query (SELECT …)")
         fetched = cursor.fetchmany(limit + 1)
+        cursor.close()
     except (sqlite3.Error, sqlite3.Warning) as err:
         raise _translate(err, sql, guard, watch, timeout_ms, binding) from None
     finally:
-        conn.close()
+        conn.set_progress_handler(None, PROGRESS_STEPS)
     elapsed_ms = (time.perf_counter() - started) * 1000
     returned = fetched[:limit]
     rows = tuple(canonical_row(r) for r in returned)

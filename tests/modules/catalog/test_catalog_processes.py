@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-TABLES = 3000  # introspection takes long enough (about a second) to act during a run
+TABLES = 3000  # introspection takes long enough (a second or two) to act during a run
 
 
 def _env(ws: Path) -> dict[str, str]:
