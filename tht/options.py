@@ -38,6 +38,15 @@ ActorOpt = Annotated[
     str | None,
     typer.Option("--as", help="The human taking this decision: human:<id>.", show_default=False),
 ]
+#: ``tht reviewer|memory|catalog verify --accept-rollback`` (kernel/ledger_witness.py)
+AcceptRollbackOpt = Annotated[
+    bool,
+    typer.Option(
+        "--accept-rollback",
+        help="Human-only: accept the ledger as it is now after a rollback, unrecorded (restore "
+        "the lines from a backup instead where you can).",
+    ),
+]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from tht.commands.catalog_describe import register as register_describe
 from tht.commands.catalog_generate import register as register_generate
 from tht.commands.catalog_sensitive import register as register_sensitive
 from tht.commands.catalog_values import register as register_values
-from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
+from tht.options import AcceptRollbackOpt, ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
     from kernel.events import EventDraft
@@ -235,14 +235,7 @@ def verify_cmd(
         ),
     ] = False,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (with --repair).")] = None,
-    accept_rollback: Annotated[
-        bool,
-        typer.Option(
-            "--accept-rollback",
-            help="Human-only: accept the ledger as it is now after a rollback, unrecorded "
-            "(--repair records it; a backup restores it).",
-        ),
-    ] = False,
+    accept_rollback: AcceptRollbackOpt = False,
     actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tht.commands._common import human_actor, open_for, session_for
-from tht.options import ActorOpt, DebugOpt, JsonOpt, SessionArg, WorkspaceOpt, invocation
+from tht.options import (
+    AcceptRollbackOpt,
+    ActorOpt,
+    DebugOpt,
+    JsonOpt,
+    SessionArg,
+    WorkspaceOpt,
+    invocation,
+)
 
 if TYPE_CHECKING:
     from modules.memory.records import MemoryRecord, MemoryState, SolvedQuestion
@@ -387,14 +395,7 @@ def reindex_cmd(
 
 @app.command("verify")
 def verify_cmd(
-    accept_rollback: Annotated[
-        bool,
-        typer.Option(
-            "--accept-rollback",
-            help="Human-only: accept the registry as it is now after a rollback (restore it "
-            "from a backup instead where you can).",
-        ),
-    ] = False,
+    accept_rollback: AcceptRollbackOpt = False,
     actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tht.commands._common import human_actor, open_for
-from tht.options import ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
+from tht.options import AcceptRollbackOpt, ActorOpt, DebugOpt, JsonOpt, WorkspaceOpt, invocation
 
 if TYPE_CHECKING:
     from kernel.reviewer_events import LedgerStart
@@ -258,14 +258,7 @@ def approve_workflow(
 
 @app.command("verify")
 def verify(
-    accept_rollback: Annotated[
-        bool,
-        typer.Option(
-            "--accept-rollback",
-            help="Human-only: accept the registry as it is now after a rollback (restore it "
-            "from a backup instead where you can).",
-        ),
-    ] = False,
+    accept_rollback: AcceptRollbackOpt = False,
     actor: ActorOpt = None,
     workspace: WorkspaceOpt = None,
     json_: JsonOpt = False,
