@@ -20,7 +20,7 @@ from kernel.errors import ConflictError, IntegrityError, NotFoundError, PolicyEr
 from kernel.events import Event, EventDraft, Payload, decode_event
 from kernel.ledger import Ledger
 from kernel.ledger_verify import Problem, VerifyReport, genesis_hash, verify_ledger_bytes
-from kernel.ledger_witness import WitnessFile, witness_problem
+from kernel.ledger_witness import WitnessedLedger, WitnessFile
 from kernel.reviewer_events import (
     LedgerStart,
     ReviewerAddedPayload,
@@ -45,7 +45,17 @@ class ReviewerRegistry:
         there (``rolled_back``), and moves it to the registry's end when it verifies."""
         self.folder = folder
         self.ledger = Ledger(folder / "ledger.jsonl", REGISTRY_LEDGER_ID)
-        self.witness = WitnessFile(witness, REGISTRY_LEDGER_ID) if witness is not None else None
+        #: the registry's ledger with its witness (None: no witness kept)
+        self.witnessed_ledger = (
+            WitnessedLedger(
+                self.ledger,
+                WitnessFile(witness, REGISTRY_LEDGER_ID),
+                label="the reviewer registry",
+                remedy="tht reviewer verify --accept-rollback --as human:<id>",
+            )
+            if witness is not None
+            else None
+        )
 
     def exists(self) -> bool:
         """Whether the registry has any entry (an empty file left by a refused first append
@@ -64,7 +74,7 @@ class ReviewerRegistry:
         """Chain, seq, batches, head anchor (as ``tht ledger verify``) plus every entry the fold
         rejected; ``ok`` is False if there is any problem."""
         if not self.exists():
-            deleted = self._rolled_back([], genesis_hash(REGISTRY_LEDGER_ID))
+            deleted = self.witnessed_ledger.problem(0) if self.witnessed_ledger else None
             if deleted is not None:  # it was there: deleted whole, a rollback to nothing
                 missing = Problem("missing_ledger", f"{self.ledger.path.name} is missing")
                 head = genesis_hash(REGISTRY_LEDGER_ID)
@@ -85,67 +95,21 @@ class ReviewerRegistry:
         decoded = _decodable(data)
         problems.extend(fold_registry(decoded).problems)
         problems.sort(key=lambda p: p.line or 0)
-        if self.witness is not None:
-            rolled = self._rolled_back(decoded, report.head)
+        witnessed = self.witnessed_ledger
+        if witnessed is not None:
+            rolled = witnessed.problem(decoded[-1].seq if decoded else 0)
             if rolled is not None:
                 problems.append(rolled)
             elif not problems:
-                self._witness_end(decoded, report.head, len(data[: data.rfind(b"\n") + 1]))
+                witnessed.record()
         return VerifyReport(
             ok=not problems, events=report.events, head=report.head, problems=problems
         )
 
     def witnessed(self) -> bool:
         """Whether this workspace's tht has verified a registry here (its witness says so)."""
-        found = self.witness.read() if self.witness is not None else None
+        found = self.witnessed_ledger.witness.read() if self.witnessed_ledger else None
         return found is not None and found.seq > 0
-
-    def _rolled_back(self, events: list[Event], head: str) -> Problem | None:
-        """The rollback the witness gives away (``rolled_back``), or None."""
-        if self.witness is None:
-            return None
-        found = self.witness.read()
-        if found is None:
-            return None
-        last = events[-1].seq if events else 0
-
-        def head_at(seq: int, hint: int) -> str | None:
-            if 0 < seq <= len(events) and events[seq - 1].seq == seq:
-                return head if seq == len(events) else events[seq].prev
-            return None
-
-        return witness_problem(
-            found,
-            last,
-            head_at,
-            label="the reviewer registry",
-            remedy="tht reviewer verify --accept-rollback --as human:<id>",
-        )
-
-    def _witness_end(
-        self, events: list[Event], head: str, size: int, *, reset: bool = False
-    ) -> None:
-        if self.witness is not None and events:
-            self.witness.record(events[-1].seq, head, size, reset=reset)
-
-    def accept_rollback(self) -> VerifyReport:
-        """A human accepts the registry as it is now: the witness moves to its end, also
-        backwards. Refused (``IntegrityError``) when the registry has any other problem."""
-        if self.witness is None:
-            raise UsageError("this registry has no witness to reset")
-        report = self.verify()
-        others = [p for p in report.problems if p.code not in ("rolled_back", "missing_ledger")]
-        if others:
-            raise IntegrityError(
-                f"the reviewer registry has other problems ({others[0].code}: "
-                f"{others[0].message}); nothing was accepted"
-            )
-        if not self.exists():  # deleted whole: no registry is what is accepted
-            self.witness.clear()
-            return VerifyReport(ok=True, events=0, head=report.head)
-        data, _ = self._snapshot()
-        self._witness_end(_decodable(data), report.head, data.rfind(b"\n") + 1, reset=True)
-        return self.verify()
 
     def _snapshot(self) -> tuple[bytes, tuple[int, str] | None]:
         # the anchor never runs ahead of the ledger: read it before and after the lines
@@ -294,9 +258,8 @@ class ReviewerRegistry:
             self.ledger.close()
         with contextlib.suppress(OSError):
             os.chmod(self.ledger.head_path, 0o600)
-        if self.witness is not None:
-            tail = self.ledger.tail()
-            self.witness.record(tail.last_seq, tail.head, tail.hint)
+        if self.witnessed_ledger is not None:
+            self.witnessed_ledger.record()
         return result.events[0]
 
     @staticmethod

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kernel.workspace import Workspace
     from tht.composition import App
 
-__all__ = ["accept_rollback", "witness_path", "witnessed_ledger"]
+__all__ = ["accept_rollback", "signed_human", "witness_path", "witnessed_ledger"]
 
 #: what each workspace-level ledger is called in a rollback's message, and how a human accepts it
 _WITNESSED: Mapping[str, tuple[str, str]] = {
@@ -51,12 +51,15 @@ _PART_OF_A_ROLLBACK = frozenset({"rolled_back", "missing_ledger", "empty"})
 
 
 def accept_rollback(
-    app: App, ledger: WitnessedLedger, verify: Callable[[], VerifyReport], who: str
+    ledger: WitnessedLedger,
+    verify: Callable[[], VerifyReport],
+    confirm: Callable[[], None],
 ) -> VerifyReport:
-    """``who`` accepts ``ledger`` as it is now after a rollback: its witness moves to its end
-    (also backwards) and the report after it is returned. In signed mode ``who``'s key is
-    unlocked at the terminal first (exit 5 without one). Refused when there is no rollback to
-    accept, or when the ledger has any other problem (a repair, or a backup, comes first)."""
+    """A human accepts ``ledger`` as it is now after a rollback: its witness moves to its end
+    (also backwards; away when no line is left) and the report after it is returned.
+    ``confirm`` proves the human (raises otherwise), called once nothing else stands in the
+    way. Refused when there is no rollback to accept, or when the ledger has any other problem
+    (a repair, or a backup, comes first)."""
     from kernel.errors import IntegrityError, PolicyError
 
     before = verify()
@@ -69,12 +72,24 @@ def accept_rollback(
             f"{ledger.label} has other problems ({others[0].code}: {others[0].message}); "
             "nothing was accepted"
         )
-    trust = app.kernel.trust
-    if trust.signed:
+    confirm()
+    ledger.record(reset=True)
+    return verify()
+
+
+def signed_human(app: App, who: str) -> Callable[[], None]:
+    """``accept_rollback``'s ``confirm`` for a ledger the reviewer registry vouches for: in
+    signed mode ``who``'s key, unlocked at the terminal (exit 5 without one)."""
+    from kernel.errors import PolicyError
+
+    def confirm() -> None:
+        trust = app.kernel.trust
+        if not trust.signed:
+            return
         if trust.unlock is None:
             raise PolicyError("signed mode: no way to unlock a reviewer key here")
         key = trust.unlock(who)
         if key.reviewer != who:
             raise PolicyError(f"the key unlocked is {key.reviewer}'s, not {who}'s")
-    ledger.record(reset=True)
-    return verify()
+
+    return confirm

@@ -265,9 +265,10 @@ def verify_cmd(
         raise NotFoundError("this workspace has no Metadata Catalog yet: run `tht catalog sync`")
     if accept_rollback:
         from tht.witness_runtime import accept_rollback as accept
+        from tht.witness_runtime import signed_human
 
         assert who is not None
-        report = accept(app_, ledger, catalog.verify, who)
+        report = accept(ledger, catalog.verify, signed_human(app_, who))
         inv.emit(
             {**report.to_json(), "accepted": True},
             f"accepted by {who}: {report.events} event(s), head {report.head}",

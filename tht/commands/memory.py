@@ -414,9 +414,10 @@ def verify_cmd(
     if who is not None:
         from kernel.ledger_witness import WitnessedLedger
         from tht.witness_runtime import accept_rollback as accept
+        from tht.witness_runtime import signed_human
 
         assert isinstance(registry.caps.ledger, WitnessedLedger)
-        report = accept(app_, registry.caps.ledger, registry.verify, who)
+        report = accept(registry.caps.ledger, registry.verify, signed_human(app_, who))
     else:
         report = registry.verify()
     body = {

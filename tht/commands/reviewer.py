@@ -292,19 +292,29 @@ def verify(
 def _accept_rollback(registry: ReviewerRegistry, who: str) -> Any:
     """The registry accepted as it is now by ``who``: an active reviewer of it, whose key is
     unlocked at the terminal (refused with exit 5 without one) — a rolled-back registry trusts
-    nobody for anything else, so the key is checked against the registry itself."""
+    nobody for anything else, so the key is checked against the registry itself. A registry
+    deleted whole has no reviewer left to unlock a key of: ``--as`` is all there is."""
     from kernel.errors import PolicyError
+    from kernel.ledger_verify import VerifyReport, genesis_hash
+    from kernel.reviewers import REGISTRY_LEDGER_ID
     from tht import reviewer_keys
+    from tht.witness_runtime import accept_rollback
 
-    if not registry.verify().problems:
-        raise PolicyError("the reviewer registry verifies: there is no rollback to accept")
-    if not registry.exists():  # deleted whole: no reviewer is left to unlock a key of
-        return registry.accept_rollback()
-    _require_member(registry, who)
-    key = reviewer_keys.unlock(who)
-    record = registry.state().keys.get(key.key_id)
-    if record is None or not record.active or record.public_key != key.public_key:
-        raise PolicyError(
-            f"{who}'s key {key.key_id} is not an active key of the registry as it is now"
-        )
-    return registry.accept_rollback()
+    def confirm() -> None:
+        if not registry.exists():
+            return
+        _require_member(registry, who)
+        key = reviewer_keys.unlock(who)
+        record = registry.state().keys.get(key.key_id)
+        if record is None or not record.active or record.public_key != key.public_key:
+            raise PolicyError(
+                f"{who}'s key {key.key_id} is not an active key of the registry as it is now"
+            )
+
+    def verify() -> VerifyReport:  # accepted deleted whole: no registry, nothing to verify
+        if registry.exists() or registry.witnessed():
+            return registry.verify()
+        return VerifyReport(ok=True, events=0, head=genesis_hash(REGISTRY_LEDGER_ID))
+
+    assert registry.witnessed_ledger is not None
+    return accept_rollback(registry.witnessed_ledger, verify, confirm)
